@@ -1,0 +1,46 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+)
+
+func newCmdRoot(f *cli.Factory) *cobra.Command {
+	var noColor bool
+	cmd := &cobra.Command{
+		Use:           "rdmactl",
+		Short:         "Bring up, inspect and test RDMA devices",
+		Long:          "rdmactl replaces rping, ibv_devinfo, ibv_devices, show_gids, rxe_cfg and the RC verbs demo with one tool.",
+		Version:       f.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			if noColor {
+				f.IO.DisableColor()
+			}
+		},
+	}
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cli.Usagef("%v (see '%s --help')", err, c.CommandPath())
+	})
+
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.ConfigPath, "config", "", "config file (default $XDG_CONFIG_HOME/rdmactl/config.yaml, then /etc/rdmactl/config.yaml)")
+	pf.BoolVar(&f.JSON, "json", false, "print structured output as JSON")
+	pf.BoolVar(&noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
+
+	cmd.AddCommand(
+		newCmdDevinfo(f, nil),
+		newCmdDevices(f, nil),
+		newCmdGids(f, nil),
+		newCmdPing(f, nil),
+		newCmdDemo(f, nil),
+		newCmdRxe(f),
+		newCmdDoctor(f, nil),
+		newCmdMan(),
+	)
+	return cmd
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Factory is what the root command hands every subcommand: the streams,
+// the global flags and lazy access to configuration.
+type Factory struct {
+	IO      *IOStreams
+	Version string
+
+	// ConfigPath is the --config value; JSON is the global --json flag.
+	ConfigPath string
+	JSON       bool
+
+	config *viper.Viper
+}
+
+// Config loads the layered configuration once.
+func (f *Factory) Config() (*viper.Viper, error) {
+	if f.config != nil {
+		return f.config, nil
+	}
+	v, err := LoadConfig(f.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	f.config = v
+	return v, nil
+}
+
+// BindFlags ties config keys to flags so that an explicit flag wins over
+// RDMACTL_* variables, which win over the config file, which wins over the
+// flag's default. It returns the loaded configuration.
+func (f *Factory) BindFlags(flags *pflag.FlagSet, keyToFlag map[string]string) (*viper.Viper, error) {
+	v, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	for key, name := range keyToFlag {
+		if fl := flags.Lookup(name); fl != nil {
+			if err := v.BindPFlag(key, fl); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
+}
