@@ -1,0 +1,144 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// result is what one command did.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// run executes name with args, killing it after limit. A command that has
+// to be killed fails the test: nothing in the lab may hang.
+func run(t *testing.T, limit time.Duration, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: still running after %v (stdout %q, stderr %q)", name, strings.Join(args, " "), limit, out.String(), errOut.String())
+	}
+	return result{Stdout: out.String(), Stderr: errOut.String(), Code: exitCode(t, err)}
+}
+
+// sh runs a shell command line (for pipes, ulimit and the like).
+func sh(t *testing.T, limit time.Duration, script string) result {
+	t.Helper()
+	return run(t, limit, "bash", "-c", script)
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	t.Fatalf("cannot run: %v", err)
+	return -1
+}
+
+// background is a command started with start and collected with wait.
+type background struct {
+	cmd         *exec.Cmd
+	out, errOut bytes.Buffer
+	cancel      context.CancelFunc
+	ctx         context.Context
+	name        string
+}
+
+func start(t *testing.T, limit time.Duration, name string, args ...string) *background {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	b := &background{cancel: cancel, ctx: ctx, name: name + " " + strings.Join(args, " ")}
+	b.cmd = exec.CommandContext(ctx, name, args...)
+	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errOut
+	if err := b.cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", b.name, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = b.cmd.Wait()
+	})
+	return b
+}
+
+func (b *background) wait(t *testing.T) result {
+	t.Helper()
+	err := b.cmd.Wait()
+	defer b.cancel()
+	if b.ctx.Err() != nil {
+		t.Fatalf("%s: killed at its time limit (stdout %q, stderr %q)", b.name, b.out.String(), b.errOut.String())
+	}
+	return result{Stdout: b.out.String(), Stderr: b.errOut.String(), Code: exitCode(t, err)}
+}
+
+// sameResult fails unless ours matches what the real tool did, byte for
+// byte on both streams and in the exit code.
+func sameResult(t *testing.T, what string, real, ours result) {
+	t.Helper()
+	if real.Code != ours.Code {
+		t.Errorf("%s: exit code %d, real tool %d", what, ours.Code, real.Code)
+	}
+	if real.Stdout != ours.Stdout {
+		t.Errorf("%s: stdout differs from the real tool\n%s", what, diff(real.Stdout, ours.Stdout))
+	}
+	if real.Stderr != ours.Stderr {
+		t.Errorf("%s: stderr differs from the real tool\n%s", what, diff(real.Stderr, ours.Stderr))
+	}
+}
+
+// diff shows the first differing line with a little context.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return "line " + strconv.Itoa(i+1) + ":\n  real: " + quote(wl, i < len(w)) + "\n  ours: " + quote(gl, i < len(g))
+		}
+	}
+	return "(only in trailing bytes)"
+}
+
+func quote(s string, present bool) string {
+	if !present {
+		return "(none)"
+	}
+	return "\"" + strings.ReplaceAll(s, "\t", `\t`) + "\""
+}
+
+// requireRole fails a test booted in the wrong topology.
+func requireRole(t *testing.T, roles ...string) {
+	t.Helper()
+	role := os.Getenv("LAB_ROLE")
+	for _, r := range roles {
+		if r == role {
+			return
+		}
+	}
+	t.Fatalf("this test needs lab role %v, running in %q", roles, role)
+}

@@ -1,0 +1,145 @@
+//go:build e2e
+
+// Package e2e runs rdmactl against the real tools (rping, ibv_devinfo,
+// ibv_devices, rdma) on real Soft-RoCE inside the lab VM.
+//
+// `go test -tags e2e ./e2e` on the host boots the lab (scripts/lab.sh) once
+// per topology and re-runs this same test binary inside it, where LAB_ROLE
+// is set. Tests are named after the topology they need: TestSingle* (one VM,
+// rxe0+rxe1), TestTwoHosts* (two VMs), TestNoRxe* (one VM, rdma_rxe not
+// loaded). When the lab cannot boot, the run fails: it never skips.
+//
+// E2E_MODES=single,twohosts,norxe picks topologies; E2E_RUN=regexp narrows
+// the tests within each (matched after the topology prefix).
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// rdmactl is the binary under test, built by the host side of TestMain.
+var rdmactl string
+
+type labMode struct {
+	name   string // for E2E_MODES
+	prefix string // test name prefix
+	args   []string
+}
+
+var labModes = []labMode{
+	{"single", "TestSingle", nil},
+	{"twohosts", "TestTwoHosts", []string{"--two-hosts"}},
+	{"norxe", "TestNoRxe", []string{"--no-rxe"}},
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("LAB_ROLE") != "" {
+		rdmactl = os.Getenv("RDMACTL_BIN")
+		if rdmactl == "" {
+			fmt.Fprintln(os.Stderr, "e2e: RDMACTL_BIN is not set inside the lab")
+			os.Exit(2)
+		}
+		os.Exit(m.Run())
+	}
+	os.Exit(runInLab())
+}
+
+// runInLab is the host side: build rdmactl, boot each topology, run the
+// matching tests inside and add up what they report.
+func runInLab() int {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	bin := filepath.Join(repo, "bin", "rdmactl-e2e")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/rdmactl")
+	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building rdmactl failed:", err)
+		return 1
+	}
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	modes := map[string]bool{}
+	for _, m := range strings.Split(os.Getenv("E2E_MODES"), ",") {
+		if m != "" {
+			modes[m] = true
+		}
+	}
+	var passed, failed int
+	status := 0
+	for _, mode := range labModes {
+		if len(modes) > 0 && !modes[mode.name] {
+			continue
+		}
+		pattern := "^" + mode.prefix
+		if extra := os.Getenv("E2E_RUN"); extra != "" {
+			pattern += ".*(?:" + extra + ")"
+		}
+		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=20m -test.run '%s'", bin, self, pattern)
+		args := append([]string{"run"}, mode.args...)
+		args = append(args, "--", inner)
+		fmt.Printf("=== lab %s: scripts/lab.sh %s\n", mode.name, strings.Join(args, " "))
+		cmd := exec.Command(filepath.Join(repo, "scripts", "lab.sh"), args...)
+		cmd.Dir, cmd.Stderr = filepath.Join(repo, "e2e"), os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: cannot start the lab:", err)
+			return 1
+		}
+		p, f, ran := countResults(out, os.Stdout)
+		passed += p
+		failed += f
+		if err := cmd.Wait(); err != nil {
+			fmt.Printf("--- FAIL: lab %s: %v\n", mode.name, err)
+			status = 1
+		}
+		if !ran {
+			fmt.Printf("--- FAIL: lab %s ran no test\n", mode.name)
+			status = 1
+		}
+	}
+	fmt.Printf("e2e: %d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		status = 1
+	}
+	return status
+}
+
+var resultLine = regexp.MustCompile(`^\s*--- (PASS|FAIL): `)
+
+// countResults copies the inner test output and counts top-level and
+// subtest results.
+func countResults(r io.Reader, w io.Writer) (passed, failed int, ran bool) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(w, line)
+		if m := resultLine.FindStringSubmatch(line); m != nil {
+			ran = true
+			if m[1] == "PASS" {
+				passed++
+			} else {
+				failed++
+			}
+		}
+	}
+	return passed, failed, ran
+}
