@@ -65,7 +65,7 @@ serve_remote() {
 			id=${id%.sh}
 			mv "$req" "$LAB_XCHG/run-$id.sh" || continue
 			(
-				bash "$LAB_XCHG/run-$id.sh" >"$LAB_XCHG/out-$id" 2>&1
+				bash "$LAB_XCHG/run-$id.sh" >"$LAB_XCHG/out-$id" 2>"$LAB_XCHG/err-$id"
 				echo $? >"$LAB_XCHG/rc-$id.tmp"
 				mv "$LAB_XCHG/rc-$id.tmp" "$LAB_XCHG/rc-$id"
 			) &

@@ -1,7 +1,7 @@
 #!/bin/bash
 # lab-remote.sh — inside host A of `lab.sh run --two-hosts`, run commands on
 # host B. The command runs as root on B in the same directory as here.
-#   lab-remote.sh 'cmd'                 run on B, print its output, exit with its code
+#   lab-remote.sh 'cmd'                 run on B, print its stdout and stderr, exit with its code
 #   lab-remote.sh --bg NAME 'cmd'       start on B in the background
 #   lab-remote.sh --wait NAME [SECS]    wait (default 120 s) for NAME, print its output, exit with its code
 set -u
@@ -19,11 +19,13 @@ collect() { # $1 id, $2 timeout seconds
 		if [ "$ticks" -le 0 ]; then
 			echo "lab-remote: '$1' did not finish on host B within $2 s" >&2
 			cat "$x/out-$1" 2>/dev/null
+			cat "$x/err-$1" >&2 2>/dev/null
 			return 124
 		fi
 		sleep 0.1
 	done
 	cat "$x/out-$1"
+	cat "$x/err-$1" >&2
 	return "$(cat "$x/rc-$1")"
 }
 

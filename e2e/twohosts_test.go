@@ -1,0 +1,71 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// labRemote runs commands on host B of the two-host lab (see the script).
+const labRemote = "../scripts/lab-remote.sh"
+
+// remote runs a shell command line on host B and returns what it did.
+func remote(t *testing.T, limit time.Duration, script string) result {
+	t.Helper()
+	return run(t, limit, labRemote, script)
+}
+
+// remoteStart starts a shell command line on host B in the background;
+// collect it with remoteWait.
+func remoteStart(t *testing.T, name, script string) {
+	t.Helper()
+	if out, err := exec.Command(labRemote, "--bg", name, script).CombinedOutput(); err != nil {
+		t.Fatalf("lab-remote --bg %s: %v: %s", name, err, out)
+	}
+}
+
+func remoteWait(t *testing.T, name string, limit time.Duration) result {
+	t.Helper()
+	return run(t, limit+10*time.Second, labRemote, "--wait", name, fmt.Sprint(int(limit.Seconds())))
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// crossPing runs the server here on host A and the client on host B.
+func crossPing(t *testing.T, server, client string, flags []string) (srv, cli result) {
+	t.Helper()
+	port := freshPort()
+	p := []string{"-p", fmt.Sprint(port)}
+	s := start(t, 3*time.Minute, server, append(append(toolArgs(server, "-s"), flags...), p...)...)
+	waitListening(t, false, port)
+	clientArgs := append(append(toolArgs(client, "-c"), flags...), p...)
+	clientArgs = append(clientArgs[:len(clientArgs):len(clientArgs)], "-a", "10.9.1.1")
+	cli = remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{client}, clientArgs...)))
+	srv = s.wait(t)
+	return srv, cli
+}
+
+// TestTwoHostsPingInteropWithRping: rping and rdmactl across a real link
+// between two kernels; each side prints what rping prints in its place.
+func TestTwoHostsPingInteropWithRping(t *testing.T) {
+	requireRole(t, "a")
+	flags := []string{"-a", "10.9.1.1", "-v", "-C", "3"}
+	realSrv, realCli := crossPing(t, "rping", "rping", flags)
+	if realSrv.Code != 0 || realCli.Code != 0 {
+		t.Fatalf("rping<->rping across hosts failed: server %+v client %+v", realSrv, realCli)
+	}
+	_, ourCli := crossPing(t, "rping", rdmactl, flags)
+	sameResult(t, "rdmactl client on B against rping server on A", realCli, ourCli)
+	ourSrv, _ := crossPing(t, rdmactl, "rping", flags)
+	sameResult(t, "rdmactl server on A against rping client on B", realSrv, ourSrv)
+}
