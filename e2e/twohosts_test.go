@@ -49,7 +49,6 @@ func crossPing(t *testing.T, server, client string, flags []string) (srv, cli re
 	s := start(t, 3*time.Minute, server, append(append(toolArgs(server, "-s"), flags...), p...)...)
 	waitListening(t, false, port)
 	clientArgs := append(append(toolArgs(client, "-c"), flags...), p...)
-	clientArgs = append(clientArgs[:len(clientArgs):len(clientArgs)], "-a", "10.9.1.1")
 	cli = remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{client}, clientArgs...)))
 	srv = s.wait(t)
 	return srv, cli
