@@ -1,0 +1,528 @@
+package cgoverbs
+
+/*
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <rdma/rdma_cma.h>
+
+// cm_addr is an IP socket address in a form Go can fill without building
+// sockaddrs itself.
+struct cm_addr {
+	int family; // 0 = none
+	uint8_t ip[16];
+	uint16_t port;
+	uint32_t scope;
+};
+
+static socklen_t cm_to_sockaddr(const struct cm_addr *a, struct sockaddr_storage *ss) {
+	memset(ss, 0, sizeof *ss);
+	if (a->family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(a->port);
+		memcpy(&s->sin_addr, a->ip, 4);
+		return sizeof *s;
+	}
+	struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
+	s->sin6_family = AF_INET6;
+	s->sin6_port = htons(a->port);
+	s->sin6_scope_id = a->scope;
+	memcpy(&s->sin6_addr, a->ip, 16);
+	return sizeof *s;
+}
+
+static int cm_resolve_addr(struct rdma_cm_id *id, const struct cm_addr *src, const struct cm_addr *dst, int timeout_ms) {
+	struct sockaddr_storage s, d;
+	cm_to_sockaddr(dst, &d);
+	if (!src->family)
+		return rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, timeout_ms);
+	cm_to_sockaddr(src, &s);
+	return rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, timeout_ms);
+}
+
+static int cm_bind_addr(struct rdma_cm_id *id, const struct cm_addr *a) {
+	struct sockaddr_storage s;
+	cm_to_sockaddr(a, &s);
+	return rdma_bind_addr(id, (struct sockaddr *)&s);
+}
+
+// cm_lookup resolves a host name the way getaddrinfo(name, NULL, NULL)
+// does and keeps the first answer. Returns 0, a (negative) getaddrinfo
+// error, or 1 for a family that is neither IPv4 nor IPv6.
+static int cm_lookup(const char *name, struct cm_addr *out) {
+	struct addrinfo *res;
+	int rc = getaddrinfo(name, NULL, NULL, &res);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof *out);
+	if (res->ai_family == AF_INET) {
+		out->family = AF_INET;
+		memcpy(out->ip, &((struct sockaddr_in *)res->ai_addr)->sin_addr, 4);
+	} else if (res->ai_family == AF_INET6) {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)res->ai_addr;
+		out->family = AF_INET6;
+		memcpy(out->ip, &s->sin6_addr, 16);
+		out->scope = s->sin6_scope_id;
+	} else {
+		rc = 1;
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+struct cm_event_copy {
+	int type, status;
+	struct rdma_cm_id *id, *listen_id;
+};
+
+// cm_get_event waits up to timeout_ms (-1 = forever) for one CM event,
+// copies what callers need and acknowledges it at once.
+// Returns 0, -ETIMEDOUT or -errno.
+static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out) {
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	int n;
+	do {
+		n = poll(&p, 1, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	struct rdma_cm_event *ev;
+	if (rdma_get_cm_event(ch, &ev))
+		return -errno;
+	out->type = ev->event;
+	out->status = ev->status;
+	out->id = ev->id;
+	out->listen_id = ev->listen_id;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8_t init,
+		      uint8_t retry, uint8_t rnr, uint32_t qpn, int accept) {
+	struct rdma_conn_param p;
+	memset(&p, 0, sizeof p);
+	p.responder_resources = resp;
+	p.initiator_depth = init;
+	p.retry_count = retry;
+	p.rnr_retry_count = rnr;
+	p.qp_num = qpn;
+	if (accept)
+		return rdma_accept(id, with_param ? &p : NULL);
+	return rdma_connect(id, with_param ? &p : NULL);
+}
+
+static int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+			uint32_t send_wr, uint32_t recv_wr, uint32_t send_sge, uint32_t recv_sge,
+			uint32_t inline_data, int sig_all) {
+	struct ibv_qp_init_attr a;
+	memset(&a, 0, sizeof a);
+	a.send_cq = scq;
+	a.recv_cq = rcq;
+	a.cap.max_send_wr = send_wr;
+	a.cap.max_recv_wr = recv_wr;
+	a.cap.max_send_sge = send_sge;
+	a.cap.max_recv_sge = recv_sge;
+	a.cap.max_inline_data = inline_data;
+	a.qp_type = IBV_QPT_RC;
+	a.sq_sig_all = sig_all;
+	return rdma_create_qp(id, pd, &a);
+}
+
+// cm_init_own_qp moves a QP the program created itself to INIT on the
+// cm_id's port, as the CM would for one it created.
+static int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = id->port_num;
+	a.qp_access_flags = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+// cm_ready_own_qp walks a self-created QP through INIT, RTR and RTS with
+// the attributes rdma_cm computed for the connection. Returns 0 or -errno.
+static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
+	static const enum ibv_qp_state steps[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
+	for (int i = 0; i < 3; i++) {
+		struct ibv_qp_attr a;
+		int mask;
+		memset(&a, 0, sizeof a);
+		a.qp_state = steps[i];
+		if (rdma_init_qp_attr(id, &a, &mask))
+			return -errno;
+		int rc = ibv_modify_qp(qp, &a, mask);
+		if (rc)
+			return -rc;
+	}
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// CallError is a failed librdmacm call. Its text is what perror(3) prints
+// for it: "op: strerror".
+type CallError struct {
+	Op    string
+	Errno syscall.Errno
+}
+
+func (e *CallError) Error() string { return e.Op + ": " + Strerror(e.Errno) }
+func (e *CallError) Unwrap() error { return e.Errno }
+
+// Strerror is the C library's text for errno e (Go's own texts differ in case).
+func Strerror(e syscall.Errno) string { return C.GoString(C.strerror(C.int(e))) }
+
+func callError(op string, err error) error {
+	if en, ok := err.(syscall.Errno); ok {
+		return &CallError{Op: op, Errno: en}
+	}
+	return &CallError{Op: op, Errno: syscall.EIO}
+}
+
+// LookupError is a failed getaddrinfo; Msg is gai_strerror's text and
+// Code its (negative) EAI_* value.
+type LookupError struct {
+	Code int
+	Msg  string
+}
+
+func (e *LookupError) Error() string { return e.Msg }
+
+// LookupHost resolves name as getaddrinfo(name, NULL, NULL) does and returns
+// its first answer; an IPv6 scope id becomes the address's numeric zone.
+func LookupHost(name string) (netip.Addr, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var a C.struct_cm_addr
+	switch rc := C.cm_lookup(cname, &a); {
+	case rc == 1:
+		return netip.Addr{}, &LookupError{Code: -1, Msg: "not an IPv4 or IPv6 address"}
+	case rc != 0:
+		return netip.Addr{}, &LookupError{Code: int(rc), Msg: C.GoString(C.gai_strerror(rc))}
+	}
+	ip := C.GoBytes(unsafe.Pointer(&a.ip[0]), 16)
+	if a.family == C.AF_INET {
+		return netip.AddrFrom4([4]byte(ip[:4])), nil
+	}
+	addr := netip.AddrFrom16([16]byte(ip))
+	if a.scope != 0 {
+		addr = addr.WithZone(strconv.FormatUint(uint64(a.scope), 10))
+	}
+	return addr, nil
+}
+
+func toCMAddr(ap netip.AddrPort) (C.struct_cm_addr, error) {
+	var a C.struct_cm_addr
+	ip := ap.Addr()
+	if !ip.IsValid() {
+		return a, nil
+	}
+	a.port = C.uint16_t(ap.Port())
+	if ip.Is4() {
+		a.family = C.AF_INET
+		b := ip.As4()
+		for i := range b {
+			a.ip[i] = C.uint8_t(b[i])
+		}
+		return a, nil
+	}
+	a.family = C.AF_INET6
+	b := ip.As16()
+	for i := range b {
+		a.ip[i] = C.uint8_t(b[i])
+	}
+	if z := ip.Zone(); z != "" {
+		if n, err := strconv.ParseUint(z, 10, 32); err == nil {
+			a.scope = C.uint32_t(n)
+		} else if ifi, err := net.InterfaceByName(z); err == nil {
+			a.scope = C.uint32_t(ifi.Index)
+		} else {
+			return a, fmt.Errorf("IPv6 zone %q: no such interface", z)
+		}
+	}
+	return a, nil
+}
+
+// EventChannel delivers rdma_cm events; its fd can be polled.
+type EventChannel struct {
+	ch  *C.struct_rdma_event_channel
+	ids map[*C.struct_rdma_cm_id]*CMID
+}
+
+// NewEventChannel opens an event channel. When the system has no RDMA
+// device the error wraps syscall.ENODEV.
+func NewEventChannel() (*EventChannel, error) {
+	ch, err := C.rdma_create_event_channel()
+	if ch == nil {
+		return nil, callError("rdma_create_event_channel", err)
+	}
+	return &EventChannel{ch: ch, ids: map[*C.struct_rdma_cm_id]*CMID{}}, nil
+}
+
+// Fd is the channel's file descriptor, readable when an event is pending.
+func (ec *EventChannel) Fd() int { return int(ec.ch.fd) }
+
+// Close destroys the channel; destroy or migrate its ids first.
+func (ec *EventChannel) Close() {
+	if ec == nil || ec.ch == nil {
+		return
+	}
+	C.rdma_destroy_event_channel(ec.ch)
+	ec.ch = nil
+}
+
+// CMEventType is enum rdma_cm_event_type.
+type CMEventType int
+
+const (
+	CMEventAddrResolved    CMEventType = C.RDMA_CM_EVENT_ADDR_RESOLVED
+	CMEventAddrError       CMEventType = C.RDMA_CM_EVENT_ADDR_ERROR
+	CMEventRouteResolved   CMEventType = C.RDMA_CM_EVENT_ROUTE_RESOLVED
+	CMEventRouteError      CMEventType = C.RDMA_CM_EVENT_ROUTE_ERROR
+	CMEventConnectRequest  CMEventType = C.RDMA_CM_EVENT_CONNECT_REQUEST
+	CMEventConnectResponse CMEventType = C.RDMA_CM_EVENT_CONNECT_RESPONSE
+	CMEventConnectError    CMEventType = C.RDMA_CM_EVENT_CONNECT_ERROR
+	CMEventUnreachable     CMEventType = C.RDMA_CM_EVENT_UNREACHABLE
+	CMEventRejected        CMEventType = C.RDMA_CM_EVENT_REJECTED
+	CMEventEstablished     CMEventType = C.RDMA_CM_EVENT_ESTABLISHED
+	CMEventDisconnected    CMEventType = C.RDMA_CM_EVENT_DISCONNECTED
+	CMEventDeviceRemoval   CMEventType = C.RDMA_CM_EVENT_DEVICE_REMOVAL
+	CMEventTimewaitExit    CMEventType = C.RDMA_CM_EVENT_TIMEWAIT_EXIT
+)
+
+// String is rdma_event_str's name, e.g. "RDMA_CM_EVENT_REJECTED".
+func (t CMEventType) String() string {
+	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
+}
+
+// CMEvent is an acknowledged rdma_cm event. For a connect request ID is
+// the new connection's id (the caller owns it) and Listen the listener.
+type CMEvent struct {
+	Type   CMEventType
+	Status int
+	ID     *CMID
+	Listen *CMID
+}
+
+// GetEvent waits for the next event for at most timeout (negative =
+// forever); on timeout it returns ErrTimeout.
+func (ec *EventChannel) GetEvent(timeout time.Duration) (CMEvent, error) {
+	var e C.struct_cm_event_copy
+	if rc := C.cm_get_event(ec.ch, timeoutMillis(timeout), &e); rc != 0 {
+		if syscall.Errno(-rc) == syscall.ETIMEDOUT {
+			return CMEvent{}, ErrTimeout
+		}
+		return CMEvent{}, &CallError{Op: "rdma_get_cm_event", Errno: syscall.Errno(-rc)}
+	}
+	ev := CMEvent{Type: CMEventType(e._type), Status: int(e.status), ID: ec.lookup(e.id)}
+	if e.listen_id != nil {
+		ev.Listen = ec.lookup(e.listen_id)
+	}
+	return ev, nil
+}
+
+// lookup maps a C id to its wrapper, adopting ids the kernel created
+// (connect requests).
+func (ec *EventChannel) lookup(id *C.struct_rdma_cm_id) *CMID {
+	if w, ok := ec.ids[id]; ok {
+		return w
+	}
+	w := &CMID{id: id, ec: ec}
+	ec.ids[id] = w
+	return w
+}
+
+// CMID is an rdma_cm identifier (struct rdma_cm_id), TCP port space.
+type CMID struct {
+	id *C.struct_rdma_cm_id
+	ec *EventChannel
+}
+
+// CreateID creates an id whose events arrive on ec.
+func (ec *EventChannel) CreateID() (*CMID, error) {
+	var id *C.struct_rdma_cm_id
+	if rc, err := C.rdma_create_id(ec.ch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
+		return nil, callError("rdma_create_id", err)
+	}
+	return ec.lookup(id), nil
+}
+
+// Close destroys the id (and forgets it). Destroy its QP first.
+func (id *CMID) Close() error {
+	if id == nil || id.id == nil {
+		return nil
+	}
+	delete(id.ec.ids, id.id)
+	rc, err := C.rdma_destroy_id(id.id)
+	id.id = nil
+	if rc != 0 {
+		return callError("rdma_destroy_id", err)
+	}
+	return nil
+}
+
+// Migrate moves the id's future events to ec.
+func (id *CMID) Migrate(ec *EventChannel) error {
+	if rc, err := C.rdma_migrate_id(id.id, ec.ch); rc != 0 {
+		return callError("rdma_migrate_id", err)
+	}
+	delete(id.ec.ids, id.id)
+	id.ec = ec
+	ec.ids[id.id] = id
+	return nil
+}
+
+// ResolveAddr starts address resolution of dst, from src when src is
+// valid; ADDR_RESOLVED or ADDR_ERROR follows.
+func (id *CMID) ResolveAddr(src netip.Addr, dst netip.AddrPort, timeout time.Duration) error {
+	d, err := toCMAddr(dst)
+	if err != nil {
+		return err
+	}
+	s, err := toCMAddr(netip.AddrPortFrom(src, 0))
+	if err != nil {
+		return err
+	}
+	if rc, err := C.cm_resolve_addr(id.id, &s, &d, timeoutMillis(timeout)); rc != 0 {
+		return callError("rdma_resolve_addr", err)
+	}
+	return nil
+}
+
+// ResolveRoute starts route resolution; ROUTE_RESOLVED or ROUTE_ERROR follows.
+func (id *CMID) ResolveRoute(timeout time.Duration) error {
+	if rc, err := C.rdma_resolve_route(id.id, timeoutMillis(timeout)); rc != 0 {
+		return callError("rdma_resolve_route", err)
+	}
+	return nil
+}
+
+// Bind binds the id to a local address and port (the unspecified address
+// binds to all).
+func (id *CMID) Bind(addr netip.AddrPort) error {
+	a, err := toCMAddr(addr)
+	if err != nil {
+		return err
+	}
+	if rc, err := C.cm_bind_addr(id.id, &a); rc != 0 {
+		return callError("rdma_bind_addr", err)
+	}
+	return nil
+}
+
+// Listen starts listening for connect requests.
+func (id *CMID) Listen(backlog int) error {
+	if rc, err := C.rdma_listen(id.id, C.int(backlog)); rc != 0 {
+		return callError("rdma_listen", err)
+	}
+	return nil
+}
+
+// ConnParam is struct rdma_conn_param's part that RC connections use.
+// QPNum is needed only for a QP the CM did not create.
+type ConnParam struct {
+	ResponderResources, InitiatorDepth, RetryCount, RNRRetryCount uint8
+	QPNum                                                         uint32
+}
+
+func (id *CMID) connect(p *ConnParam, accept bool) error {
+	var q ConnParam
+	if p != nil {
+		q = *p
+	}
+	rc, err := C.cm_connect(id.id, cBool(p != nil), C.uint8_t(q.ResponderResources), C.uint8_t(q.InitiatorDepth),
+		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), cBool(accept))
+	if rc != 0 {
+		if accept {
+			return callError("rdma_accept", err)
+		}
+		return callError("rdma_connect", err)
+	}
+	return nil
+}
+
+// Connect sends a connect request; p nil uses librdmacm's defaults.
+func (id *CMID) Connect(p *ConnParam) error { return id.connect(p, false) }
+
+// Accept accepts a connect request; p nil uses librdmacm's defaults.
+func (id *CMID) Accept(p *ConnParam) error { return id.connect(p, true) }
+
+// Establish completes a client connection whose QP the program moved to
+// RTS itself.
+func (id *CMID) Establish() error {
+	if rc, err := C.rdma_establish(id.id); rc != 0 {
+		return callError("rdma_establish", err)
+	}
+	return nil
+}
+
+// Disconnect tears the connection down; the peer sees DISCONNECTED.
+func (id *CMID) Disconnect() error {
+	if rc, err := C.rdma_disconnect(id.id); rc != 0 {
+		return callError("rdma_disconnect", err)
+	}
+	return nil
+}
+
+// Context is the device the id is bound to, borrowed: closing it is a no-op.
+// It is nil until the address is resolved or bound to a device.
+func (id *CMID) Context() *Context {
+	if id.id.verbs == nil {
+		return nil
+	}
+	return &Context{c: id.id.verbs, owned: false}
+}
+
+// PortNum is the device port the id is bound to.
+func (id *CMID) PortNum() uint8 { return uint8(id.id.port_num) }
+
+// CreateQP has the CM create an RC QP for the id (rdma_create_qp); the CM
+// moves it through its states as the connection progresses.
+func (id *CMID) CreateQP(pd *PD, send, recv *CQ, cap QPCap) (*QP, error) {
+	rc, err := C.cm_create_qp(id.id, pd.pd, send.cq, recv.cq,
+		C.uint32_t(cap.MaxSendWR), C.uint32_t(cap.MaxRecvWR), C.uint32_t(cap.MaxSendSGE),
+		C.uint32_t(cap.MaxRecvSGE), C.uint32_t(cap.MaxInlineData), cBool(cap.SigAll))
+	if rc != 0 {
+		return nil, callError("rdma_create_qp", err)
+	}
+	return &QP{qp: id.id.qp, cm: id}, nil
+}
+
+func (id *CMID) destroyQP() { C.rdma_destroy_qp(id.id) }
+
+// InitOwnQP moves a QP made with PD.CreateRCQP to INIT on the id's port.
+func (id *CMID) InitOwnQP(qp *QP) error {
+	if rc := C.cm_init_own_qp(id.id, qp.qp); rc != 0 {
+		return &CallError{Op: "ibv_modify_qp", Errno: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// ReadyOwnQP moves a self-created QP to INIT, RTR and RTS with the
+// attributes rdma_init_qp_attr gives for the id's connection. Call it once
+// the peer's connect request or reply is known.
+func (id *CMID) ReadyOwnQP(qp *QP) error {
+	if rc := C.cm_ready_own_qp(id.id, qp.qp); rc != 0 {
+		return &CallError{Op: "rdma_init_qp_attr/ibv_modify_qp", Errno: syscall.Errno(-rc)}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package cgoverbs
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestAllocBufferIsZeroedAlignedCMemory(t *testing.T) {
+	b, err := AllocBuffer(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(b.Bytes()) != 100 || b.Addr()%uint64(syscall.Getpagesize()) != 0 {
+		t.Fatalf("len %d addr %#x", len(b.Bytes()), b.Addr())
+	}
+	for i, c := range b.Bytes() {
+		if c != 0 {
+			t.Fatalf("byte %d is %d", i, c)
+		}
+	}
+	b.Bytes()[0] = 7
+	if b.Bytes()[0] != 7 {
+		t.Fatal("Bytes does not alias the buffer")
+	}
+	if _, err := AllocBuffer(0); err == nil {
+		t.Fatal("zero-size buffer allocated")
+	}
+}
+
+func TestTimeoutMillis(t *testing.T) {
+	for d, want := range map[time.Duration]int{
+		-1:                      -1,
+		0:                       0,
+		time.Microsecond:        1, // rounds up: a short timeout still waits
+		1500 * time.Microsecond: 2,
+		2 * time.Second:         2000,
+	} {
+		if got := int(timeoutMillis(d)); got != want {
+			t.Errorf("timeoutMillis(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
+
+func TestLibraryTexts(t *testing.T) {
+	// The texts libibverbs, librdmacm and the C library give; rping
+	// prints them, so must rdmactl.
+	if got := WCRetryExcErr.String(); got != "transport retry counter exceeded" {
+		t.Errorf("WCRetryExcErr = %q", got)
+	}
+	if got := CMEventRejected.String(); got != "RDMA_CM_EVENT_REJECTED" {
+		t.Errorf("CMEventRejected = %q", got)
+	}
+	err := &CallError{Op: "rdma_bind_addr", Errno: syscall.EADDRNOTAVAIL}
+	if got := err.Error(); got != "rdma_bind_addr: Cannot assign requested address" {
+		t.Errorf("CallError = %q", got)
+	}
+	if !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		t.Error("CallError does not unwrap to its errno")
+	}
+}
+
+func TestLookupHost(t *testing.T) {
+	if a, err := LookupHost("10.9.0.1"); err != nil || a.String() != "10.9.0.1" {
+		t.Errorf("IPv4: %v %v", a, err)
+	}
+	if a, err := LookupHost("fd09::1"); err != nil || a.String() != "fd09::1" {
+		t.Errorf("IPv6: %v %v", a, err)
+	}
+	_, err := LookupHost("no.such.host.invalid")
+	var le *LookupError
+	// rping printed this text for the same name on this machine.
+	if !errors.As(err, &le) || le.Msg != "Name or service not known" || le.Code&0xff != 254 {
+		t.Errorf("unknown host: %#v", err)
+	}
+}
