@@ -1,0 +1,111 @@
+package devinfo
+
+import (
+	"encoding/hex"
+	"math"
+	"testing"
+)
+
+// Expected strings are glibc's inet_ntop output on the development
+// machine (Python's socket.inet_ntop calls it).
+func TestFormatIPv6LikeGlibc(t *testing.T) {
+	tests := []struct{ hex, want string }{
+		{"00000000000000000000000000000000", "::"},
+		{"00000000000000000000000000000001", "::1"},
+		{"00000000000000000000ffff0a090001", "::ffff:10.9.0.1"},
+		{"0000000000000000000000000a090001", "::10.9.0.1"},
+		{"fe80000000000000802500fffeb50f48", "fe80::8025:ff:feb5:f48"},
+		{"fd090000000000000000000000000001", "fd09::1"},
+		{"00010000000000010000000000000001", "1:0:0:1::1"},
+		{"00010000000000020000000000030004", "1::2:0:0:3:4"},
+		{"00010002000300040005000600070008", "1:2:3:4:5:6:7:8"},
+		{"00000000000000000000ffff00000001", "::ffff:0.0.0.1"},
+		{"00000000000000000000000100000000", "::1:0:0"},
+		{"00010000000000000000000000000000", "1::"},
+		{"00000001000000000000000000000000", "0:1::"},
+		{"00010000000200030004000500060007", "1:0:2:3:4:5:6:7"},
+		{"00000000000200030004000500060007", "::2:3:4:5:6:7"},
+	}
+	for _, tt := range tests {
+		var a [16]byte
+		if _, err := hex.Decode(a[:], []byte(tt.hex)); err != nil {
+			t.Fatal(err)
+		}
+		if got := formatIPv6(a); got != tt.want {
+			t.Errorf("formatIPv6(%s) = %q, want %q", tt.hex, got, tt.want)
+		}
+	}
+}
+
+// Expected values are glibc's strtol(s, NULL, 0) on the development
+// machine (called through Python's ctypes).
+func TestCStrtolLikeGlibc(t *testing.T) {
+	tests := []struct {
+		s    string
+		want int64
+	}{
+		{"1", 1}, {"0x1", 1}, {"0X1f", 31}, {"010", 8}, {"08", 0}, {"1abc", 1}, {"abc", 0}, {"", 0},
+		{"  7", 7}, {" -3", -3}, {"+5", 5}, {"0x", 0}, {"0xg", 0},
+		{"99999999999999999999", math.MaxInt64}, {"-99999999999999999999", math.MinInt64},
+		{"4294967297", 4294967297}, {"2147483648", 2147483648}, {"0x100", 256}, {"257", 257},
+	}
+	for _, tt := range tests {
+		if got := cStrtol(tt.s); got != tt.want {
+			t.Errorf("cStrtol(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestGIDForms(t *testing.T) {
+	var g GID
+	if err := g.UnmarshalText([]byte("0000:0000:0000:0000:0000:ffff:0a09:0001")); err != nil {
+		t.Fatal(err)
+	}
+	if g.String() != "::ffff:10.9.0.1" || g.Groups() != "0000:0000:0000:0000:0000:ffff:0a09:0001" {
+		t.Errorf("String %q Groups %q", g.String(), g.Groups())
+	}
+	if err := g.UnmarshalText([]byte("10.9.0.1")); err == nil {
+		t.Error("an IPv4 address was taken for a GID")
+	}
+}
+
+func TestGUIDText(t *testing.T) {
+	var g GUID
+	if err := g.UnmarshalText([]byte("3471:66ff:fe64:c7ee")); err != nil {
+		t.Fatal(err)
+	}
+	if g != 0x347166fffe64c7ee || g.String() != "3471:66ff:fe64:c7ee" {
+		t.Errorf("got %#x %s", uint64(g), g)
+	}
+	for _, bad := range []string{"3471:66ff:fe64", "3471:66ff:fe64:c7ee0", "zz:0:0:0"} {
+		if err := g.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// Values without a name (rdma-core adds some over time) survive JSON as
+// numbers, and ibv_devinfo's words for unknown values are kept in text.
+func TestEnumJSONAndText(t *testing.T) {
+	for _, tt := range []struct {
+		v    Speed
+		json string
+		text string
+	}{{4, `"QDR"`, "10.0 Gbps"}, {8, `"FDR10"`, "10.0 Gbps"}, {3, `3`, "invalid speed"}} {
+		b, err := tt.v.MarshalJSON()
+		if err != nil || string(b) != tt.json || tt.v.String() != tt.text {
+			t.Errorf("%d: JSON %s text %q", tt.v, b, tt.v.String())
+		}
+		var back Speed
+		if err := back.UnmarshalJSON(b); err != nil || back != tt.v {
+			t.Errorf("%s read back as %d (%v)", b, back, err)
+		}
+	}
+	if Width(3).String() != "invalid widthX" || PortState(0).String() != "invalid state" {
+		t.Error("fallback words differ from ibv_devinfo's")
+	}
+	var s PortState
+	if err := s.UnmarshalJSON([]byte(`"PORT_NOPE"`)); err == nil {
+		t.Error("unknown name accepted")
+	}
+}

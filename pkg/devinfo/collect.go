@@ -1,0 +1,193 @@
+package devinfo
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+)
+
+// Selection is which devices and ports to query, as -d and -i choose them.
+type Selection struct {
+	Device string // "" for every device
+	Port   uint8  // 0 for every port
+	GIDs   bool   // walk the GID tables (ibv_devinfo -v)
+}
+
+// Report is what one ibv_devinfo run finds, in the order it prints it.
+type Report struct {
+	Devices []DeviceReport `json:"devices"`
+}
+
+// DeviceReport is one device. When a query fails part-way, what was read
+// before the failure is kept, because ibv_devinfo has printed it by then.
+type DeviceReport struct {
+	Name  string       `json:"name"`
+	Attr  *DeviceAttr  `json:"attributes,omitempty"`
+	Ports []PortReport `json:"ports,omitempty"`
+
+	errs   []*ToolError
+	status int  // the value ibv_devinfo ORs into its exit status
+	cutOff bool // the last port's GID list stopped on an error
+}
+
+// PortReport is one port with its populated GIDs (when GIDs were asked for).
+type PortReport struct {
+	Port uint8      `json:"port"`
+	Attr PortAttr   `json:"attributes"`
+	GIDs []GIDEntry `json:"gids,omitempty"`
+}
+
+// ToolError is a failure with two wordings: Line is what ibv_devinfo
+// writes to stderr (byte for byte, newline included when it writes one)
+// and Status the exit status it adds; Error() is rdmactl's own wording.
+type ToolError struct {
+	Line   string
+	Status int
+	Msg    string
+}
+
+func (e *ToolError) Error() string { return e.Msg }
+
+// Err is the first failure met on the device, nil when it was read whole.
+func (d *DeviceReport) Err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs[0]
+}
+
+// errNoDevices is the failure for an empty device list.
+func errNoDevices() *ToolError {
+	return &ToolError{Line: "No IB devices found\n", Status: -1,
+		Msg: "no RDMA devices found (load a driver, or create a Soft-RoCE device with 'rdma link add')"}
+}
+
+// Collect queries what ibv_devinfo would print for sel, in its order and
+// with its rules for stopping. The error is a *ToolError for failures
+// before any device is read: the device list, an unknown name, no devices.
+func Collect(src Source, sel Selection) (*Report, error) {
+	list, err := listDevices(src)
+	if err != nil {
+		return nil, err
+	}
+	if sel.Device != "" {
+		for _, d := range list {
+			if d.Name == sel.Device {
+				return &Report{Devices: []DeviceReport{collectDevice(src, d.Name, sel)}}, nil
+			}
+		}
+		return nil, &ToolError{Line: fmt.Sprintf("IB device '%s' wasn't found\n", sel.Device), Status: -1,
+			Msg: fmt.Sprintf("no RDMA device %q (devices: %s)", sel.Device, deviceNames(list))}
+	}
+	if len(list) == 0 {
+		return nil, errNoDevices()
+	}
+	r := &Report{}
+	for _, d := range list {
+		r.Devices = append(r.Devices, collectDevice(src, d.Name, sel))
+	}
+	return r, nil
+}
+
+func listDevices(src Source) ([]DeviceEntry, error) {
+	list, err := src.DeviceList()
+	if err != nil {
+		return nil, &ToolError{Line: "Failed to get IB devices list: " + err.Error() + "\n", Status: -1,
+			Msg: "cannot list RDMA devices: " + err.Error()}
+	}
+	return list, nil
+}
+
+func deviceNames(list []DeviceEntry) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	names := make([]string, len(list))
+	for i, d := range list {
+		names[i] = d.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// collectDevice follows print_hca_cap: open, query the device, check the
+// port, then each port and (verbose) its GID table.
+func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
+	r.Name = name
+	fail := func(line string, status int, format string, args ...any) {
+		r.errs = append(r.errs, &ToolError{Line: line, Status: status, Msg: name + ": " + fmt.Sprintf(format, args...)})
+		r.status = status
+	}
+
+	dev, err := src.Open(name)
+	if err != nil {
+		fail("Failed to open device\n", 1, "cannot open: %v", err)
+		return r
+	}
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fail("Failed to close device", 3, "cannot close: %v", err)
+		}
+	}()
+
+	attr, err := dev.QueryDevice()
+	if err != nil {
+		fail("Failed to query device props\n", 2, "cannot query the device: %v", err)
+		return r
+	}
+	if sel.Port != 0 && sel.Port > attr.PhysPortCnt {
+		fail("Invalid port requested for device\n", 4, "no port %d (it has %s)", sel.Port, portRange(attr.PhysPortCnt))
+		return r
+	}
+	r.Attr = &attr
+
+	for port := uint8(1); port != 0 && port <= attr.PhysPortCnt; port++ {
+		if sel.Port != 0 && port != sel.Port {
+			continue
+		}
+		pa, err := dev.QueryPort(port)
+		if err != nil {
+			fail(fmt.Sprintf("Failed to query port %d props\n", port), errnoStatus(err), "cannot query port %d: %v", port, err)
+			return r
+		}
+		pr := PortReport{Port: port, Attr: pa}
+		if sel.GIDs {
+			for i := int32(0); i < pa.GIDTblLen; i++ {
+				e, err := dev.QueryGIDEntry(port, uint32(i))
+				if errors.Is(err, ErrNoGID) {
+					continue
+				}
+				if err != nil {
+					r.Ports = append(r.Ports, pr)
+					r.cutOff = true
+					// ibv_query_gid returns -1 on failure.
+					fail(fmt.Sprintf("Failed to query gid to port %d, index %d\n", port, i), -1,
+						"cannot query GID %d of port %d: %v", i, port, err)
+					return r
+				}
+				pr.GIDs = append(pr.GIDs, e)
+			}
+		}
+		r.Ports = append(r.Ports, pr)
+	}
+	return r
+}
+
+func portRange(n uint8) string {
+	switch n {
+	case 0:
+		return "no ports"
+	case 1:
+		return "only port 1"
+	}
+	return fmt.Sprintf("ports 1-%d", n)
+}
+
+// errnoStatus is the C return value of a failed verbs call: its errno.
+func errnoStatus(err error) int {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return int(errno)
+	}
+	return -1
+}

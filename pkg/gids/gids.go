@@ -1,0 +1,107 @@
+// Package gids lists the populated GIDs of RDMA devices in the layout of
+// the vendor show_gids script, marks the ones to use, and chooses the GID
+// that carries a given IP address (for `rdmactl gids --ip` and demo's
+// `-g auto`).
+package gids
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/rdmactl/rdmactl/pkg/devinfo"
+)
+
+// Entry is one populated GID of one device port.
+type Entry struct {
+	Device string
+	Port   uint8
+	devinfo.GIDEntry
+}
+
+// IPv4 is the IPv4 address an IPv4-mapped GID (::ffff:a.b.c.d) carries.
+func IPv4(g devinfo.GID) (netip.Addr, bool) {
+	a := g.Addr()
+	if !a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// GIDFor is the GID RoCE uses for ip: the address itself for IPv6, the
+// IPv4-mapped form for IPv4.
+func GIDFor(ip netip.Addr) devinfo.GID { return ip.Unmap().As16() }
+
+// Version is show_gids' VER column: "v1" or "v2" for RoCE, "" for IB.
+func (e Entry) Version() string {
+	switch e.Type {
+	case devinfo.GIDTypeRoCEv1:
+		return "v1"
+	case devinfo.GIDTypeRoCEv2:
+		return "v2"
+	}
+	return ""
+}
+
+// Recommended reports whether e is a GID to use: RoCE v2 with an IPv4
+// address, the combination that routes and that every peer supports.
+func (e Entry) Recommended() bool {
+	_, v4 := IPv4(e.GID)
+	return v4 && e.Type == devinfo.GIDTypeRoCEv2
+}
+
+// ChooseForIP picks the entry whose GID carries ip, preferring RoCE v2 to
+// RoCE v1 and otherwise keeping the listing order (device, port, index).
+func ChooseForIP(entries []Entry, ip netip.Addr) (Entry, error) {
+	want := GIDFor(ip)
+	var best *Entry
+	for i := range entries {
+		e := &entries[i]
+		if e.GID != want {
+			continue
+		}
+		if best == nil || (e.Type == devinfo.GIDTypeRoCEv2 && best.Type != devinfo.GIDTypeRoCEv2) {
+			best = e
+		}
+	}
+	if best == nil {
+		return Entry{}, fmt.Errorf("no GID carries %s: add the address to the netdev of an RDMA device, or see 'rdmactl gids' for the GIDs there are", ip.Unmap())
+	}
+	return *best, nil
+}
+
+// List reads the populated GIDs of device (every device when "") and port
+// (every port when 0), in device, port, index order.
+func List(src devinfo.Source, device string, port uint8) ([]Entry, error) {
+	r, err := devinfo.Collect(src, devinfo.Selection{Device: device, GIDs: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	portFound := false
+	for _, d := range r.Devices {
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+		if port != 0 && port > d.Attr.PhysPortCnt {
+			continue
+		}
+		portFound = true
+		for _, p := range d.Ports {
+			if port != 0 && p.Port != port {
+				continue
+			}
+			for _, g := range p.GIDs {
+				if !g.GID.IsZero() {
+					out = append(out, Entry{Device: d.Name, Port: p.Port, GIDEntry: g})
+				}
+			}
+		}
+	}
+	if port != 0 && !portFound {
+		if device != "" {
+			return nil, fmt.Errorf("%s has no port %d (see 'rdmactl devinfo -d %s')", device, port, device)
+		}
+		return nil, fmt.Errorf("no RDMA device has a port %d (see 'rdmactl devinfo')", port)
+	}
+	return out, nil
+}
