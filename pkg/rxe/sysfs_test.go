@@ -1,0 +1,108 @@
+package rxe
+
+import (
+	"errors"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sysfsTree rebuilds testdata/sysfs-rxe0.txt ("path<TAB>value" lines read
+// from /sys/class/infiniband in the lab VM) as a directory. Entries the
+// kernel refuses to read (types of unused GIDs) are absent, as they fail there.
+func sysfsTree(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "sysfs-rxe0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		p, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("bad fixture line %q", line)
+		}
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestReadDevicesFromLabSysfs(t *testing.T) {
+	devs, err := ReadDevices(sysfsTree(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 1 {
+		t.Fatalf("devices %+v", devs)
+	}
+	d := devs[0]
+	if d.Name != "rxe0" || d.Parent != "veth0" || !d.IsRxe() || len(d.Ports) != 1 {
+		t.Fatalf("device %+v", d)
+	}
+	p := d.Ports[0]
+	if p.Num != 1 || p.State != "ACTIVE" || !p.Active() || p.PhysState != "LinkUp" || p.LinkLayer != "Ethernet" || p.Netdev != "veth0" {
+		t.Errorf("port %+v", p)
+	}
+	want := []GID{
+		{0, netip.MustParseAddr("fe80::b8a3:abff:fe1a:5d4a"), "RoCE v2", "veth0"},
+		{1, netip.MustParseAddr("::ffff:10.9.0.1"), "RoCE v2", "veth0"},
+		{2, netip.MustParseAddr("fd09::1"), "RoCE v2", "veth0"},
+	}
+	if len(p.GIDs) != len(want) {
+		t.Fatalf("GIDs %+v, want %+v", p.GIDs, want)
+	}
+	for i := range want {
+		if p.GIDs[i] != want[i] {
+			t.Errorf("GID %d = %+v, want %+v", i, p.GIDs[i], want[i])
+		}
+	}
+	if g, ok := p.RoCEv2GID(netip.MustParseAddr("10.9.0.1")); !ok || g.Index != 1 {
+		t.Errorf("RoCE v2 GID for 10.9.0.1: %+v %v", g, ok)
+	}
+}
+
+func TestReadDevicesWithoutRDMACore(t *testing.T) {
+	_, err := ReadDevices(filepath.Join(t.TempDir(), "infiniband"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("err %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestChooseGIDWantsTheNetdevsIPv4(t *testing.T) {
+	nd := labNetdevs()[2]
+	p := rxeDevice("rxe0", nd, "").Ports[0]
+	if g, ok := ChooseGID(p, nd); !ok || g.Index != 1 {
+		t.Errorf("chose %+v %v, want index 1", g, ok)
+	}
+	nd.Addrs = nd.Addrs[1:] // IPv6 only
+	if g, ok := ChooseGID(p, nd); ok {
+		t.Errorf("chose %+v for a netdev without IPv4", g)
+	}
+}
+
+func TestEffectiveCapsFromLab(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "proc-self-status.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	caps, err := EffectiveCaps(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps != 0x1ffffffffff || caps&(1<<CapNetAdmin) == 0 || caps&(1<<CapIPCLock) == 0 {
+		t.Errorf("caps %#x", caps)
+	}
+	if _, err := EffectiveCaps(strings.NewReader("Name:\tcat\n")); err == nil {
+		t.Error("no CapEff line accepted")
+	}
+}
