@@ -1,0 +1,92 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The original only speaks IPv4 (getaddrinfo with AF_INET), so a C peer
+// listens and connects over IPv4: rdmactl does the same.
+const network = "tcp4"
+
+// listenAccept waits up to timeout for one client on port, then stops
+// listening, as the original's sock_connect(NULL, port) does.
+func listenAccept(port int, timeout time.Duration) (net.Conn, error) {
+	ln, err := net.Listen(network, ":"+strconv.Itoa(port))
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	if tl, ok := ln.(*net.TCPListener); ok {
+		if err := tl.SetDeadline(time.Now().Add(timeout)); err != nil {
+			return nil, err
+		}
+	}
+	return ln.Accept()
+}
+
+// dial connects to server:port within timeout.
+func dial(server string, port int, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout(network, net.JoinHostPort(server, strconv.Itoa(port)), timeout)
+}
+
+// exchange is the original's sock_sync_data: send local, then read exactly
+// len(remote) bytes back. Unlike the original it gives up after timeout and
+// on a closed connection instead of spinning.
+func exchange(conn net.Conn, local, remote []byte, timeout time.Duration) error {
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	defer conn.SetDeadline(time.Time{})
+	if _, err := conn.Write(local); err != nil {
+		return err
+	}
+	n := 0
+	for n < len(remote) {
+		m, err := conn.Read(remote[n:])
+		n += m
+		if err != nil {
+			return fmt.Errorf("read %d of %d bytes from the peer: %w", n, len(remote), err)
+		}
+	}
+	return nil
+}
+
+// syncByte sends one marker byte and waits for the peer's.
+func syncByte(conn net.Conn, marker byte, timeout time.Duration) error {
+	var got [1]byte
+	return exchange(conn, []byte{marker}, got[:], timeout)
+}
+
+// exchangeRecords swaps connection records.
+func exchangeRecords(conn net.Conn, local Record, timeout time.Duration) (Record, error) {
+	b, _ := local.MarshalBinary()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return Record{}, err
+	}
+	defer conn.SetDeadline(time.Time{})
+	if _, err := conn.Write(b); err != nil {
+		return Record{}, err
+	}
+	return ReadRecord(conn)
+}
+
+// strerror gives the C library's wording for the errors the original
+// reports with perror, so its lines read the same.
+func strerror(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &errno):
+		s := errno.Error()
+		return strings.ToUpper(s[:1]) + s[1:]
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "Connection timed out"
+	}
+	return err.Error()
+}
