@@ -1,14 +1,111 @@
 package main
 
 import (
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/demo"
 )
 
-// Placeholder until the demo command lands.
-func newCmdDemo(f *cli.Factory, runF func() error) *cobra.Command {
-	return &cobra.Command{Use: "demo", Short: "not implemented yet", RunE: func(*cobra.Command, []string) error {
-		return cli.Failf("demo: not implemented yet")
-	}}
+// DemoOptions is what `rdmactl demo` runs with.
+type DemoOptions struct {
+	IO *cli.IOStreams
+	demo.Options
+}
+
+func newCmdDemo(f *cli.Factory, runF func(*DemoOptions) error) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "demo [SERVER]",
+		Short: "Run the RC verbs demo (RDMA_RC_example / ibv_demo): SEND, RDMA read and write over one QP",
+		Long: `Run the RC verbs example of NVIDIA's RDMA programming manual (RDMA_RC_example.c,
+often built as ibv_demo), printing what it prints and speaking its TCP exchange,
+so either side may be the C program.
+
+Without SERVER it waits for one client on the TCP port; with SERVER it connects.
+The peers swap buffer address, rkey, QP number, LID and GID over TCP, connect an
+RC QP, the server SENDs a message, the client RDMA-reads the server's buffer and
+RDMA-writes into it.
+
+On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
+-g auto to take the RoCE v2 GID of the address the TCP connection uses.`,
+		Example: `  rdmactl demo -d rxe0 -g 1              # server
+  rdmactl demo 10.9.0.1 -d rxe0 -g 1     # client
+  rdmactl demo 10.9.0.1 -d rxe0 -g auto`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return cli.Usagef("demo takes at most one SERVER, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := f.BindFlags(cmd.Flags(), map[string]string{
+				cli.KeyDevice:   "ib-dev",
+				cli.KeyIBPort:   "ib-port",
+				cli.KeyGIDIndex: "gid-idx",
+				cli.KeyTCPPort:  "port",
+			})
+			if err != nil {
+				return err
+			}
+			opts := &DemoOptions{IO: f.IO, Options: demo.Options{
+				Device:  v.GetString(cli.KeyDevice),
+				IBPort:  v.GetInt(cli.KeyIBPort),
+				TCPPort: v.GetInt(cli.KeyTCPPort),
+				Timeout: timeout,
+				JSON:    f.JSON,
+			}}
+			if len(args) == 1 {
+				opts.Server = args[0]
+			}
+			if err := parseGIDIndex(v.GetString(cli.KeyGIDIndex), &opts.Options); err != nil {
+				return err
+			}
+			if opts.IBPort < 1 || opts.IBPort > 255 {
+				return cli.Usagef("invalid --ib-port %d: ports are numbered 1 to 255", opts.IBPort)
+			}
+			if opts.TCPPort < 1 || opts.TCPPort > 65535 {
+				return cli.Usagef("invalid --port %d: want a TCP port, 1 to 65535", opts.TCPPort)
+			}
+			if timeout <= 0 {
+				return cli.Usagef("invalid --timeout %v: must be positive", timeout)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDemo(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringP("ib-dev", "d", "", "RDMA device (default: the first one found)")
+	fl.IntP("ib-port", "i", 1, "port of the RDMA device")
+	fl.StringP("gid-idx", "g", "", `GID index for the GRH, or "auto" (default: none, no GRH)`)
+	fl.IntP("port", "p", 19875, "TCP port to listen on or connect to")
+	fl.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the peer: for the client to connect, and at each exchange")
+	return cmd
+}
+
+// parseGIDIndex reads -g: empty for none, "auto", or an index.
+func parseGIDIndex(s string, o *demo.Options) error {
+	switch s = strings.TrimSpace(s); {
+	case s == "":
+		return nil
+	case strings.EqualFold(s, "auto"):
+		o.GIDAuto = true
+		return nil
+	}
+	n, err := strconv.ParseUint(s, 10, 8)
+	if err != nil {
+		return cli.Usagef("invalid --gid-idx %q: want a GID index (0 to 255, see 'rdmactl gids') or auto", s)
+	}
+	o.GRH, o.GIDIndex = true, int(n)
+	return nil
+}
+
+func runDemo(opts *DemoOptions) error {
+	return demo.Run(opts.Options, opts.IO.Out, opts.IO.ErrOut, demo.RealVerbs{})
 }

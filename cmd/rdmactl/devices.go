@@ -3,12 +3,24 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
 
-// Placeholder until the devices command lands.
-func newCmdDevices(f *cli.Factory, runF func() error) *cobra.Command {
-	return &cobra.Command{Use: "devices", Short: "not implemented yet", RunE: func(*cobra.Command, []string) error {
-		return cli.Failf("devices: not implemented yet")
-	}}
+func newCmdDevices(f *cli.Factory, runF func(*devinfo.DevicesOptions) error) *cobra.Command {
+	opts := &devinfo.DevicesOptions{}
+	return &cobra.Command{
+		Use:   "devices",
+		Short: "List RDMA devices and their node GUIDs (ibv_devices)",
+		Long:  "List RDMA devices and their node GUIDs exactly as ibv_devices does, or as JSON with --json.",
+		Args:  wantArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return devinfo.RunDevices(cgoverbs.Verbs{}, *opts, f.IO.Out, f.IO.ErrOut)
+		},
+	}
 }

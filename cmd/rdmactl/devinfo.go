@@ -3,12 +3,40 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
 
-// Placeholder until the devinfo command lands.
-func newCmdDevinfo(f *cli.Factory, runF func() error) *cobra.Command {
-	return &cobra.Command{Use: "devinfo", Short: "not implemented yet", RunE: func(*cobra.Command, []string) error {
-		return cli.Failf("devinfo: not implemented yet")
-	}}
+func newCmdDevinfo(f *cli.Factory, runF func(*devinfo.Options) error) *cobra.Command {
+	opts := &devinfo.Options{}
+	cmd := &cobra.Command{
+		Use:   "devinfo [-d DEV] [-i PORT] [-l] [-v]",
+		Short: "Show RDMA device and port attributes (ibv_devinfo)",
+		Long: `Show the attributes of RDMA devices and their ports, exactly as ibv_devinfo
+prints them (same output, messages and exit codes), or as JSON with --json.`,
+		Example: `  rdmactl devinfo -d rxe0 -v
+  rdmactl devinfo -l
+  rdmactl devinfo --json -d rxe0`,
+		Args: wantArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := f.BindFlags(cmd.Flags(), map[string]string{cli.KeyDevice: "ib-dev", cli.KeyIBPort: "ib-port"})
+			if err != nil {
+				return err
+			}
+			opts.Device = v.GetString(cli.KeyDevice)
+			opts.Port = v.GetString(cli.KeyIBPort)
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return devinfo.Run(cgoverbs.Verbs{}, *opts, f.IO.Out, f.IO.ErrOut)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Device, "ib-dev", "d", "", "show only device `DEV` (default: every device)")
+	fl.StringVarP(&opts.Port, "ib-port", "i", "", "show only port `PORT` of the device (default: every port)")
+	fl.BoolVarP(&opts.List, "list", "l", false, "print only the device names")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print all attributes, GIDs included")
+	return cmd
 }

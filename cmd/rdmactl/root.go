@@ -15,10 +15,14 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		Version:       f.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if noColor {
 				f.IO.DisableColor()
 			}
+			// A broken or missing config file is reported by every command,
+			// not only by those that read a key from it.
+			_, err := f.Config()
+			return err
 		},
 	}
 	cmd.SetOut(f.IO.Out)

@@ -4,11 +4,93 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
-// Placeholder until the rxe command lands.
 func newCmdRxe(f *cli.Factory) *cobra.Command {
-	return &cobra.Command{Use: "rxe", Short: "not implemented yet", RunE: func(*cobra.Command, []string) error {
-		return cli.Failf("rxe: not implemented yet")
-	}}
+	cmd := &cobra.Command{
+		Use:   "rxe",
+		Short: "Add, remove and list Soft-RoCE (rdma_rxe) devices",
+		Long: "Soft-RoCE turns any Ethernet netdev into an RDMA device. These commands replace\n" +
+			"rxe_cfg and `rdma link add NAME type rxe netdev NETDEV`.",
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(
+		newCmdRxeAdd(f, nil),
+		newCmdRxeRemove(f, nil),
+		newCmdRxeStatus(f, nil),
+	)
+	return cmd
+}
+
+func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Command {
+	opts := &rxe.AddOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "add NETDEV",
+		Short: "Create a Soft-RoCE device on NETDEV (loads rdma_rxe when needed)",
+		Long: "Create a Soft-RoCE device on NETDEV, named rxe_NETDEV unless --name is given,\n" +
+			"wait until its port is ACTIVE and print its GIDs and the GID index to use.\n" +
+			"An rxe device already on NETDEV is reported and left as it is.",
+		Example: "  rdmactl rxe add eth0\n  rdmactl rxe add eth0 --name rxe0",
+		Args:    wantArgs(1, "NETDEV"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Netdev = args[0]
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return rxe.Add(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Name, "name", "", "name of the new RDMA device (default rxe_NETDEV)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", rxe.DefaultTimeout, "how long to wait for the port to become ACTIVE")
+	return cmd
+}
+
+func newCmdRxeRemove(f *cli.Factory, runF func(*rxe.RemoveOptions) error) *cobra.Command {
+	opts := &rxe.RemoveOptions{IO: f.IO}
+	return &cobra.Command{
+		Use:     "remove NAME|NETDEV",
+		Aliases: []string{"rm", "delete"},
+		Short:   "Delete a Soft-RoCE device, by its name or its netdev's",
+		Args:    wantArgs(1, "NAME|NETDEV"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return rxe.Remove(opts)
+		},
+	}
+}
+
+func newCmdRxeStatus(f *cli.Factory, runF func(*rxe.StatusOptions) error) *cobra.Command {
+	opts := &rxe.StatusOptions{IO: f.IO}
+	return &cobra.Command{
+		Use:   "status",
+		Short: "List netdevs with their Soft-RoCE devices, link state and MTUs",
+		Args:  wantArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return rxe.Status(opts)
+		},
+	}
+}
+
+// wantArgs is cobra.ExactArgs with a usage error (exit 2) that names
+// what is expected.
+func wantArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		if n == 0 {
+			return cli.Usagef("%s takes no arguments (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
+		}
+		return cli.Usagef("%s needs %s (see '%s --help')", cmd.CommandPath(), what, cmd.CommandPath())
+	}
 }
