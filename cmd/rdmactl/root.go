@@ -15,6 +15,13 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		Version:       f.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("unknown command %q (see 'rdmactl --help')", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if noColor {
 				f.IO.DisableColor()
