@@ -306,7 +306,6 @@ const (
 	CMEventEstablished     CMEventType = C.RDMA_CM_EVENT_ESTABLISHED
 	CMEventDisconnected    CMEventType = C.RDMA_CM_EVENT_DISCONNECTED
 	CMEventDeviceRemoval   CMEventType = C.RDMA_CM_EVENT_DEVICE_REMOVAL
-	CMEventTimewaitExit    CMEventType = C.RDMA_CM_EVENT_TIMEWAIT_EXIT
 )
 
 // String is rdma_event_str's name, e.g. "RDMA_CM_EVENT_REJECTED".
@@ -491,9 +490,6 @@ func (id *CMID) Context() *Context {
 	}
 	return &Context{c: id.id.verbs, owned: false}
 }
-
-// PortNum is the device port the id is bound to.
-func (id *CMID) PortNum() uint8 { return uint8(id.id.port_num) }
 
 // CreateQP has the CM create an RC QP for the id (rdma_create_qp); the CM
 // moves it through its states as the connection progresses.

@@ -13,7 +13,7 @@ package cgoverbs
 // anonymous union cgo cannot name), with the immediate in host order.
 struct cv_wc {
 	uint64_t wr_id;
-	uint32_t status, opcode, vendor_err, byte_len, imm, flags, qp_num;
+	uint32_t status, opcode, vendor_err, byte_len, imm, flags;
 };
 
 enum { CV_WC_BATCH = 16 };
@@ -46,7 +46,6 @@ static int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 		w->byte_len = r->byte_len;
 		w->imm = (r->wc_flags & IBV_WC_WITH_IMM) ? be32toh(r->imm_data) : 0;
 		w->flags = r->wc_flags;
-		w->qp_num = r->qp_num;
 	}
 	return n;
 }
@@ -362,11 +361,10 @@ func (s WCStatus) String() string {
 type WCOpcode uint32
 
 const (
-	WCSend            WCOpcode = C.IBV_WC_SEND
-	WCRDMAWrite       WCOpcode = C.IBV_WC_RDMA_WRITE
-	WCRDMARead        WCOpcode = C.IBV_WC_RDMA_READ
-	WCRecv            WCOpcode = C.IBV_WC_RECV
-	WCRecvRDMAWithImm WCOpcode = C.IBV_WC_RECV_RDMA_WITH_IMM
+	WCSend      WCOpcode = C.IBV_WC_SEND
+	WCRDMAWrite WCOpcode = C.IBV_WC_RDMA_WRITE
+	WCRDMARead  WCOpcode = C.IBV_WC_RDMA_READ
+	WCRecv      WCOpcode = C.IBV_WC_RECV
 )
 
 func (o WCOpcode) String() string {
@@ -379,8 +377,6 @@ func (o WCOpcode) String() string {
 		return "RDMA_READ"
 	case WCRecv:
 		return "RECV"
-	case WCRecvRDMAWithImm:
-		return "RECV_RDMA_WITH_IMM"
 	}
 	return fmt.Sprintf("opcode(%d)", uint32(o))
 }
@@ -395,7 +391,6 @@ type WC struct {
 	ByteLen   uint32
 	Imm       uint32
 	HasImm    bool
-	QPNum     uint32
 }
 
 // CQ is a completion queue, optionally tied to a CompChannel.
@@ -445,7 +440,6 @@ func (cq *CQ) copyWC(dst []WC, n int) {
 			ByteLen:   uint32(w.byte_len),
 			Imm:       uint32(w.imm),
 			HasImm:    w.flags&C.IBV_WC_WITH_IMM != 0,
-			QPNum:     uint32(w.qp_num),
 		}
 	}
 }
@@ -604,9 +598,6 @@ type SendWR struct {
 	RKey       uint32
 	Imm        uint32
 	Signaled   bool
-	Solicited  bool
-	Inline     bool
-	Fence      bool
 }
 
 // PostSend posts wr to the send queue: one cgo call, no allocation.
@@ -614,15 +605,6 @@ func (qp *QP) PostSend(wr SendWR) error {
 	var flags C.unsigned
 	if wr.Signaled {
 		flags |= C.IBV_SEND_SIGNALED
-	}
-	if wr.Solicited {
-		flags |= C.IBV_SEND_SOLICITED
-	}
-	if wr.Inline {
-		flags |= C.IBV_SEND_INLINE
-	}
-	if wr.Fence {
-		flags |= C.IBV_SEND_FENCE
 	}
 	rc := C.cv_post_send(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), flags,
 		C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),

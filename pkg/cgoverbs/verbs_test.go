@@ -69,10 +69,11 @@ func TestLookupHost(t *testing.T) {
 	if a, err := LookupHost("fd09::1"); err != nil || a.String() != "fd09::1" {
 		t.Errorf("IPv6: %v %v", a, err)
 	}
+	// getaddrinfo says "Name or service not known" (EAI_NONAME) with a
+	// resolver, "Temporary failure in name resolution" without one.
 	_, err := LookupHost("no.such.host.invalid")
 	var le *LookupError
-	// rping printed this text for the same name on this machine.
-	if !errors.As(err, &le) || le.Msg != "Name or service not known" || le.Code&0xff != 254 {
+	if !errors.As(err, &le) || le.Code >= 0 || le.Msg == "" {
 		t.Errorf("unknown host: %#v", err)
 	}
 }
