@@ -1,14 +1,114 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/ping"
 )
 
-// Placeholder until the ping command lands.
-func newCmdPing(f *cli.Factory, runF func() error) *cobra.Command {
-	return &cobra.Command{Use: "ping", Short: "not implemented yet", RunE: func(*cobra.Command, []string) error {
-		return cli.Failf("ping: not implemented yet")
-	}}
+// rpingUsageExit is rping's exit code for bad options (EINVAL).
+const rpingUsageExit = int(syscall.EINVAL)
+
+func newCmdPing(f *cli.Factory, runF func(*ping.Options) error) *cobra.Command {
+	opts := &ping.Options{Size: ping.DefaultSize}
+	var server, client bool
+	cmd := &cobra.Command{
+		Use:   "ping -s|-c [-vVdPq] [-S size] [-C count] [-a addr] [-I addr] [-p port]",
+		Short: "rping: RDMA ping-pong over rdma_cm, wire- and output-compatible with rdma-core's rping",
+		Long: `Ping over an RDMA connection as rdma-core's rping does, so that either side may
+be the real rping: the client advertises a buffer, the server RDMA-reads it and
+RDMA-writes it back, COUNT times. Output and exit codes are rping's.
+
+Beyond rping: --stats prints each round-trip time and a summary, --json prints
+the same as one JSON document (client), and --timeout bounds address
+resolution, connecting and each ping, so that an absent peer is an error
+rather than a hang. On failure a one-line hint names the likely cause.`,
+		Example: `  rdmactl ping -s -a 10.9.0.1 -v -C 3      # server
+  rdmactl ping -c -a 10.9.0.1 -v -C 3      # client
+  rdmactl ping -c -a 10.9.0.1 -C 1000 --stats --timeout 5s`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return pingUsage(cmd, f, fmt.Sprintf("unexpected argument %q", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case server && client:
+				return pingUsage(cmd, f, "give one of -s and -c, not both")
+			case server:
+				opts.Mode = ping.ModeServer
+			case client:
+				opts.Mode = ping.ModeClient
+			default:
+				return pingUsage(cmd, f, "give -s (server) or -c (client)")
+			}
+			v, err := f.BindFlags(cmd.Flags(), map[string]string{cli.KeyCMPort: "port"})
+			if err != nil {
+				return err
+			}
+			opts.Port = ping.Atoi(v.GetString(cli.KeyCMPort))
+			if opts.Timeout < 0 {
+				return cli.Usagef("invalid --timeout %v: must not be negative", opts.Timeout)
+			}
+			opts.JSON = f.JSON
+			opts.Out, opts.ErrOut = f.IO.Out, f.IO.ErrOut
+			if runF != nil {
+				return runF(opts)
+			}
+			return ping.Run(opts)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return pingUsage(c, f, err.Error())
+	})
+
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.BoolVarP(&server, "server", "s", false, "server side (to listen on any IPv6 address use -a ::0)")
+	fl.BoolVarP(&client, "client", "c", false, "client side")
+	fl.StringVarP(&opts.Addr, "addr", "a", "", "address: to listen on (server) or to connect to (client)")
+	fl.StringVarP(&opts.Source, "source", "I", "", "source address to bind to (client)")
+	fl.StringP("port", "p", strconv.Itoa(ping.DefaultPort), "rdma_cm port")
+	fl.VarP(atoiFlag{&opts.Count}, "count", "C", "ping count times (0 or absent: until interrupted)")
+	fl.VarP(atoiFlag{&opts.Size}, "size", "S", fmt.Sprintf("ping data size, %d to %d", ping.MinSize, ping.MaxSize))
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "display ping data to stdout")
+	fl.BoolVarP(&opts.Validate, "validate", "V", false, "validate ping data")
+	fl.BoolVarP(&opts.Debug, "debug", "d", false, "debug printfs")
+	fl.BoolVarP(&opts.Persistent, "persistent", "P", false, "persistent server mode allowing multiple connections")
+	fl.BoolVarP(&opts.SelfQP, "self-qp", "q", false, "use a self-created, self-modified QP")
+	fl.BoolVar(&opts.Stats, "stats", false, "print each round-trip time and a summary (client)")
+	fl.DurationVar(&opts.Timeout, "timeout", 0, "give up when resolution, connecting or one ping takes longer (0: never)")
+	return cmd
 }
+
+// pingUsage reports bad options as rping does: usage on stdout, exit
+// status EINVAL; rdmactl adds the reason on stderr.
+func pingUsage(cmd *cobra.Command, f *cli.Factory, reason string) error {
+	fmt.Fprintf(f.IO.ErrOut, "rdmactl ping: %s\n", reason)
+	fmt.Fprint(f.IO.Out, cmd.UsageString())
+	return cli.SilentExit(rpingUsageExit)
+}
+
+// atoiFlag parses an integer option the way rping's atoi does: it never
+// fails, and text that is not a number counts as 0.
+type atoiFlag struct{ p *int }
+
+func (a atoiFlag) String() string {
+	if a.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*a.p)
+}
+
+func (a atoiFlag) Set(s string) error {
+	*a.p = ping.Atoi(s)
+	return nil
+}
+
+func (atoiFlag) Type() string { return "int" }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/ping"
+)
+
+// runPingCmd parses args as `rdmactl ping` would and returns the options
+// it would run with, the streams and the error.
+func runPingCmd(t *testing.T, args ...string) (*ping.Options, string, string, error) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no config file of the machine
+	var out, errOut bytes.Buffer
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut)}
+	var got *ping.Options
+	cmd := newCmdPing(f, func(o *ping.Options) error { got = o; return nil })
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true // as the root command sets them
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.Execute()
+	return got, out.String(), errOut.String(), err
+}
+
+func TestPingRpingFlags(t *testing.T) {
+	o, _, _, err := runPingCmd(t, "-c", "-a", "10.9.0.1", "-I", "10.9.0.2", "-p", "9999", "-C", "3", "-S", "1000", "-vVdPq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ping.Options{Mode: ping.ModeClient, Addr: "10.9.0.1", Source: "10.9.0.2", Port: 9999, Count: 3, Size: 1000,
+		Verbose: true, Validate: true, Debug: true, Persistent: true, SelfQP: true}
+	o.Out, o.ErrOut = nil, nil
+	if *o != want {
+		t.Fatalf("options %+v\nwant    %+v", *o, want)
+	}
+}
+
+func TestPingDefaults(t *testing.T) {
+	o, _, _, err := runPingCmd(t, "-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Mode != ping.ModeServer || o.Port != 7174 || o.Size != 64 || o.Count != 0 || o.Timeout != 0 || o.Stats {
+		t.Fatalf("defaults %+v", *o)
+	}
+}
+
+func TestPingNumbersParseLikeAtoi(t *testing.T) {
+	// rping reads -C/-S/-p with atoi: "x" is 0 (ping forever), "5k" is 5.
+	o, _, _, err := runPingCmd(t, "-c", "-C", "x", "-S", "100bytes", "-p", "7k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Count != 0 || o.Size != 100 || o.Port != 7 {
+		t.Fatalf("count %d size %d port %d", o.Count, o.Size, o.Port)
+	}
+}
+
+func TestPingPortFromEnvironment(t *testing.T) {
+	t.Setenv("RDMACTL_CM_PORT", "20001")
+	o, _, _, err := runPingCmd(t, "-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Port != 20001 {
+		t.Fatalf("port %d", o.Port)
+	}
+	o, _, _, _ = runPingCmd(t, "-s", "-p", "20002")
+	if o.Port != 20002 {
+		t.Fatalf("flag did not win: port %d", o.Port)
+	}
+}
+
+func TestPingExtras(t *testing.T) {
+	o, _, _, err := runPingCmd(t, "-c", "-a", "h", "--stats", "--timeout", "1.5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Stats || o.Timeout.Seconds() != 1.5 {
+		t.Fatalf("stats %v timeout %v", o.Stats, o.Timeout)
+	}
+}
+
+func TestPingBadUsageExitsLikeRping(t *testing.T) {
+	for _, args := range [][]string{
+		{},                // neither -s nor -c
+		{"-s", "-c"},      // both
+		{"-s", "-x"},      // unknown option
+		{"-c", "-a"},      // missing value
+		{"-c", "extra"},   // stray argument
+		{"-c", "-t", "5"}, // rping's getopt knows -t but rejects it
+	} {
+		o, out, errOut, err := runPingCmd(t, args...)
+		if o != nil {
+			t.Errorf("%q: ran", args)
+			continue
+		}
+		if cli.ExitCode(err) != 22 || !cli.IsSilent(err) {
+			t.Errorf("%q: exit %d silent %v, want rping's 22", args, cli.ExitCode(err), cli.IsSilent(err))
+		}
+		if !strings.Contains(out, "Usage:") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || errOut == "" {
+			t.Errorf("%q: want usage on stdout and one line on stderr, got %q / %q", args, out, errOut)
+		}
+	}
+}
+
+func TestPingNegativeTimeout(t *testing.T) {
+	_, _, _, err := runPingCmd(t, "-c", "--timeout", "-1s")
+	if cli.ExitCode(err) != cli.ExitUsage {
+		t.Fatalf("exit %d", cli.ExitCode(err))
+	}
+}
