@@ -43,9 +43,10 @@ bench: build
 lab: build
 	scripts/lab.sh run -- 'scripts/smoke.sh $(BIN)'
 
+# Dated by the last commit, so regenerating unchanged commands changes nothing.
 man: build
 	rm -rf man && mkdir -p man
-	$(BIN) gen-man man
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) $(BIN) gen-man man
 
 clean:
 	rm -rf bin .lab

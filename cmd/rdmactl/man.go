@@ -16,7 +16,7 @@ func newCmdMan() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
 			root.DisableAutoGenTag = true
-			header := &doc.GenManHeader{Title: "RDMACTL", Section: "1", Source: "rdmactl " + root.Version}
+			header := &doc.GenManHeader{Title: "RDMACTL", Section: "1", Source: "rdmactl"}
 			return doc.GenManTree(root, header, args[0])
 		},
 	}
