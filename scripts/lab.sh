@@ -55,7 +55,11 @@ need_packages() {
 		rdma iproute2
 		apt-get apt
 	EOF
-	[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx modprobe || missing+=(busybox-static)
+	# The initramfs needs a static busybox with modprobe (grep -q on a pipe
+	# would trip pipefail, hence the capture).
+	local applets=""
+	[ -x /bin/busybox ] && applets=$(/bin/busybox --list 2>/dev/null)
+	grep -qx modprobe <<<"$applets" || missing+=(busybox-static)
 	[ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] || missing+=(ibverbs-providers rdma-core)
 	[ ${#missing[@]} -eq 0 ] && return
 	[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}); install them as root: apt-get install ${missing[*]}"
