@@ -1,6 +1,7 @@
 #!/bin/busybox sh
 # /init of the lab initramfs: load what reaches the 9p share, build the
 # overlay root, then hand over to lab-guest.sh inside it.
+/bin/busybox mkdir -p /usr/bin /usr/sbin
 /bin/busybox --install -s
 export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 mount -t proc proc /proc
@@ -30,11 +31,11 @@ mount -o bind /lib/modules/$kver /newroot/lib/modules/$kver
 mount -t proc proc /newroot/proc
 mount -t sysfs sys /newroot/sys
 mount -t devtmpfs dev /newroot/dev
-mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/run /newroot/tmp /newroot/lab-out
+# /tmp stays the overlay's: the host's checkout may live under /tmp.
+mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/run /newroot/lab-out
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
 mount -t tmpfs tmpfs /newroot/run
-mount -t tmpfs tmpfs /newroot/tmp
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 labout /newroot/lab-out || fail "cannot mount the output share"
 if grep -q labxchg /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null; then
 	mkdir -p /newroot/lab-xchg

@@ -119,23 +119,6 @@ static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8
 	return rdma_connect(id, with_param ? &p : NULL);
 }
 
-static int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-			uint32_t send_wr, uint32_t recv_wr, uint32_t send_sge, uint32_t recv_sge,
-			uint32_t inline_data, int sig_all) {
-	struct ibv_qp_init_attr a;
-	memset(&a, 0, sizeof a);
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.cap.max_send_wr = send_wr;
-	a.cap.max_recv_wr = recv_wr;
-	a.cap.max_send_sge = send_sge;
-	a.cap.max_recv_sge = recv_sge;
-	a.cap.max_inline_data = inline_data;
-	a.qp_type = IBV_QPT_RC;
-	a.sq_sig_all = sig_all;
-	return rdma_create_qp(id, pd, &a);
-}
-
 // cm_init_own_qp moves a QP the program created itself to INIT on the
 // cm_id's port, as the CM would for one it created.
 static int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
@@ -494,9 +477,8 @@ func (id *CMID) Context() *Context {
 // CreateQP has the CM create an RC QP for the id (rdma_create_qp); the CM
 // moves it through its states as the connection progresses.
 func (id *CMID) CreateQP(pd *PD, send, recv *CQ, cap QPCap) (*QP, error) {
-	rc, err := C.cm_create_qp(id.id, pd.pd, send.cq, recv.cq,
-		C.uint32_t(cap.MaxSendWR), C.uint32_t(cap.MaxRecvWR), C.uint32_t(cap.MaxSendSGE),
-		C.uint32_t(cap.MaxRecvSGE), C.uint32_t(cap.MaxInlineData), cBool(cap.SigAll))
+	attr := cap.initAttr(send, recv)
+	rc, err := C.rdma_create_qp(id.id, pd.pd, &attr)
 	if rc != 0 {
 		return nil, callError("rdma_create_qp", err)
 	}

@@ -140,23 +140,6 @@ static int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq
 	}
 }
 
-static struct ibv_qp *cv_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-				      uint32_t send_wr, uint32_t recv_wr, uint32_t send_sge,
-				      uint32_t recv_sge, uint32_t inline_data, int sig_all) {
-	struct ibv_qp_init_attr a;
-	memset(&a, 0, sizeof a);
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.cap.max_send_wr = send_wr;
-	a.cap.max_recv_wr = recv_wr;
-	a.cap.max_send_sge = send_sge;
-	a.cap.max_recv_sge = recv_sge;
-	a.cap.max_inline_data = inline_data;
-	a.qp_type = IBV_QPT_RC;
-	a.sq_sig_all = sig_all;
-	return ibv_create_qp(pd, &a);
-}
-
 static int cv_post_send(struct ibv_qp *qp, uint64_t id, int opcode, unsigned flags,
 			uint64_t addr, uint32_t len, uint32_t lkey,
 			uint64_t raddr, uint32_t rkey, uint32_t imm) {
@@ -531,13 +514,27 @@ type QP struct {
 
 // CreateRCQP creates an RC QP in RESET state.
 func (pd *PD) CreateRCQP(send, recv *CQ, cap QPCap) (*QP, error) {
-	qp, err := C.cv_create_rc_qp(pd.pd, send.cq, recv.cq,
-		C.uint32_t(cap.MaxSendWR), C.uint32_t(cap.MaxRecvWR), C.uint32_t(cap.MaxSendSGE),
-		C.uint32_t(cap.MaxRecvSGE), C.uint32_t(cap.MaxInlineData), cBool(cap.SigAll))
+	attr := cap.initAttr(send, recv)
+	qp, err := C.ibv_create_qp(pd.pd, &attr)
 	if qp == nil {
 		return nil, fmt.Errorf("ibv_create_qp: %w", errnoOr(err, syscall.EINVAL))
 	}
 	return &QP{qp: qp}, nil
+}
+
+// initAttr is the creation record of an RC QP with these capabilities,
+// shared by CreateRCQP and the CM's CreateQP.
+func (cap QPCap) initAttr(send, recv *CQ) C.struct_ibv_qp_init_attr {
+	var a C.struct_ibv_qp_init_attr
+	a.send_cq, a.recv_cq = send.cq, recv.cq
+	a.cap.max_send_wr = C.uint32_t(cap.MaxSendWR)
+	a.cap.max_recv_wr = C.uint32_t(cap.MaxRecvWR)
+	a.cap.max_send_sge = C.uint32_t(cap.MaxSendSGE)
+	a.cap.max_recv_sge = C.uint32_t(cap.MaxRecvSGE)
+	a.cap.max_inline_data = C.uint32_t(cap.MaxInlineData)
+	a.qp_type = C.IBV_QPT_RC
+	a.sq_sig_all = cBool(cap.SigAll)
+	return a
 }
 
 // Num is the QP number.

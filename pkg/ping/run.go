@@ -237,17 +237,8 @@ func (r *runner) client(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
 	c.debugf("rdma_resolve_addr - rdma_resolve_route successful\n")
 
 	defer c.close()
-	if ret := c.setupQP(); ret != 0 {
-		r.errorf("setup_qp failed: %d\n", ret)
+	if ret := r.prepare(c); ret != 0 {
 		return ret
-	}
-	if ret := c.setupBuffers(); ret != 0 {
-		r.errorf("rping_setup_buffers failed: %d\n", ret)
-		return ret
-	}
-	if err := c.postRecv(); err != nil {
-		r.errorf("ibv_post_recv failed: %d\n", errnoOf(err))
-		return errnoOf(err)
 	}
 
 	if ret := r.connect(c); ret != 0 {
@@ -395,10 +386,10 @@ func (r *runner) server(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
 	return r.serve(c, false)
 }
 
-// serve runs one accepted connection: rping_run_server from the QP
-// setup on, or (persistent) rping_persistent_server_thread, which reports
-// less.
-func (r *runner) serve(c *conn, persistent bool) int {
+// prepare creates the connection's QP and buffers and posts the first
+// receive, reporting failures in rping's words; both sides do it before
+// connecting.
+func (r *runner) prepare(c *conn) int {
 	if ret := c.setupQP(); ret != 0 {
 		r.errorf("setup_qp failed: %d\n", ret)
 		return ret
@@ -410,6 +401,16 @@ func (r *runner) serve(c *conn, persistent bool) int {
 	if err := c.postRecv(); err != nil {
 		r.errorf("ibv_post_recv failed: %d\n", errnoOf(err))
 		return errnoOf(err)
+	}
+	return 0
+}
+
+// serve runs one accepted connection: rping_run_server from the QP
+// setup on, or (persistent) rping_persistent_server_thread, which reports
+// less.
+func (r *runner) serve(c *conn, persistent bool) int {
+	if ret := r.prepare(c); ret != 0 {
+		return ret
 	}
 	if ret := r.accept(c); ret != 0 {
 		r.errorf("connect error %d\n", ret)
