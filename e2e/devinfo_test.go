@@ -182,6 +182,11 @@ func TestSingleBadInput(t *testing.T) {
 		{[]string{"gids", "--ip", "10.77.0.1"}, 1, "10.77.0.1"},
 		{[]string{"--config", "/nonexistent/rdmactl.yaml", "devices"}, 2, "/nonexistent/rdmactl.yaml"},
 		{[]string{"devinfo", "--bogus-flag"}, 2, "bogus-flag"},
+		{[]string{"demo", "-d", "nosuch", "-g", "1"}, 1, "nosuch"},
+		{[]string{"demo", "-d", "rxe0", "-g", "99"}, 2, "rdmactl gids"},
+		{[]string{"demo", "-d", "rxe0", "-i", "2", "-g", "1"}, 2, "port 2"},
+		{[]string{"demo", "-d", "rxe0"}, 2, "-g auto"},
+		{[]string{"bogus-command"}, 2, "bogus-command"},
 	} {
 		res := run(t, 30*time.Second, rdmactl, c.args...)
 		msg := strings.TrimRight(res.Stderr, "\n")

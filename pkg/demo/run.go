@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -53,7 +55,7 @@ type Options struct {
 // on "test result is 0", a silent exit-1 error on "test result is 1", and
 // a usage error when it refuses to start.
 func Run(opts Options, stdout, stderr io.Writer, v Verbs) error {
-	if err := refuseRoCEWithoutGID(opts, v); err != nil {
+	if err := preflight(opts, v); err != nil {
 		return err
 	}
 	r := &runner{opts: opts, out: stdout, errOut: stderr, v: v, start: time.Now()}
@@ -80,21 +82,23 @@ func Run(opts Options, stdout, stderr io.Writer, v Verbs) error {
 	return nil
 }
 
-// refuseRoCEWithoutGID stops before any connection when the port is RoCE
-// and no GID index was given: the original would go on and fail at RTR
-// with no word about why. When the device cannot be looked at, the normal
-// flow reports that in the original's words.
-func refuseRoCEWithoutGID(opts Options, v Verbs) error {
-	if opts.GRH || opts.GIDAuto {
+// preflight checks, before any TCP wait, what would otherwise surface only
+// after a peer connected: the device, the port, the GID index, and RoCE
+// without a GID index (where the original would go on and fail at RTR with
+// no word about why). A server started with a typo fails at once instead
+// of waiting for a client. When the device list itself cannot be read, the
+// normal flow reports that in the original's words.
+func preflight(opts Options, v Verbs) error {
+	names, err := v.DeviceNames()
+	if err != nil || len(names) == 0 {
 		return nil
 	}
 	name := opts.Device
 	if name == "" {
-		names, err := v.DeviceNames()
-		if err != nil || len(names) == 0 {
-			return nil
-		}
 		name = names[0]
+	}
+	if !slices.Contains(names, name) {
+		return cli.Failf("IB device %s wasn't found (devices: %s)", name, strings.Join(names, ", "))
 	}
 	dev, err := v.Open(name)
 	if err != nil {
@@ -102,10 +106,19 @@ func refuseRoCEWithoutGID(opts Options, v Verbs) error {
 	}
 	defer dev.Close()
 	p, err := dev.QueryPort(opts.IBPort)
-	if err != nil || p.LinkLayer != LinkLayerEthernet {
-		return nil
+	if err != nil {
+		return cli.Usagef("%s has no port %d (see 'rdmactl devinfo -d %s')", name, opts.IBPort, name)
 	}
-	return cli.Usagef("%s port %d is RoCE (link layer Ethernet): the QPs must address each other by GID, so give a GID index: -g auto, or -g N from 'rdmactl gids -d %s'", name, opts.IBPort, name)
+	if opts.GRH {
+		gid, err := dev.QueryGID(opts.IBPort, opts.GIDIndex)
+		if err != nil || gid == (GID{}) {
+			return cli.Usagef("%s port %d has no GID at index %d: pick one from 'rdmactl gids -d %s', or -g auto", name, opts.IBPort, opts.GIDIndex, name)
+		}
+	}
+	if !opts.GRH && !opts.GIDAuto && p.LinkLayer == LinkLayerEthernet {
+		return cli.Usagef("%s port %d is RoCE (link layer Ethernet): the QPs must address each other by GID, so give a GID index: -g auto, or -g N from 'rdmactl gids -d %s'", name, opts.IBPort, name)
+	}
+	return nil
 }
 
 type runner struct {

@@ -203,29 +203,6 @@ func lastLine(s string) string {
 	return lines[len(lines)-1] + "\n"
 }
 
-func TestRunDeviceNotFound(t *testing.T) {
-	l := newLab(t)
-	port := freePort(t)
-	o := opts("nosuch", -1)
-	o.TCPPort = port
-	done := make(chan side)
-	go func() { done <- l.run(o) }()
-	waitListening(t, port)
-	conn, err := net.Dial("tcp4", net.JoinHostPort("127.0.0.1", itoa(port)))
-	must(t, err)
-	defer conn.Close()
-	s := <-done
-	if exitCode(s.err) != 1 {
-		t.Errorf("err %v, want exit 1", s.err)
-	}
-	if want := mask(readTestdata(t, "original-nodev-server.stdout")); mask(s.out) != want {
-		t.Errorf("stdout:\n%s\nwant\n%s", mask(s.out), want)
-	}
-	if want := readTestdata(t, "original-nodev-server.stderr"); s.errOut != want {
-		t.Errorf("stderr:\n%s\nwant\n%s", s.errOut, want)
-	}
-}
-
 func TestRunConnectionRefused(t *testing.T) {
 	l := newLab(t)
 	o := opts("rxe0", 1)
@@ -316,8 +293,29 @@ func TestRunRefusesRoCEWithoutGID(t *testing.T) {
 	// On InfiniBand no GID is needed, and without -d the first device is
 	// the one looked at.
 	l.verbs.port.LinkLayer = LinkLayerInfiniBand
-	if err := refuseRoCEWithoutGID(Options{IBPort: 1}, l.verbs); err != nil {
+	if err := preflight(Options{IBPort: 1}, l.verbs); err != nil {
 		t.Errorf("InfiniBand refused: %v", err)
+	}
+}
+
+// TestRunPreflight: a wrong device, port or empty GID index is a one-line
+// error before any TCP wait, naming where to look.
+func TestRunPreflight(t *testing.T) {
+	l := newLab(t)
+	for _, c := range []struct {
+		opts Options
+		code int
+		want string
+	}{
+		{Options{Device: "nosuch", IBPort: 1, GRH: true, GIDIndex: 1}, cli.ExitFailed, "IB device nosuch wasn't found (devices: rxe0"},
+		{Options{Device: "rxe0", IBPort: 2, GRH: true, GIDIndex: 1}, cli.ExitUsage, "rxe0 has no port 2"},
+		{Options{Device: "rxe0", IBPort: 1, GRH: true, GIDIndex: 99}, cli.ExitUsage, "no GID at index 99: pick one from 'rdmactl gids -d rxe0'"},
+	} {
+		c.opts.TCPPort = freePort(t)
+		s := l.run(c.opts)
+		if exitCode(s.err) != c.code || s.out != "" || s.errOut != "" || !strings.Contains(s.err.Error(), c.want) {
+			t.Errorf("%+v: err %v (exit %d), out %q, errOut %q; want exit %d and %q", c.opts, s.err, exitCode(s.err), s.out, s.errOut, c.code, c.want)
+		}
 	}
 }
 
