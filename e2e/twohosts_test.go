@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,20 +16,6 @@ const labRemote = "../scripts/lab-remote.sh"
 func remote(t *testing.T, limit time.Duration, script string) result {
 	t.Helper()
 	return run(t, limit, labRemote, script)
-}
-
-// remoteStart starts a shell command line on host B in the background;
-// collect it with remoteWait.
-func remoteStart(t *testing.T, name, script string) {
-	t.Helper()
-	if out, err := exec.Command(labRemote, "--bg", name, script).CombinedOutput(); err != nil {
-		t.Fatalf("lab-remote --bg %s: %v: %s", name, err, out)
-	}
-}
-
-func remoteWait(t *testing.T, name string, limit time.Duration) result {
-	t.Helper()
-	return run(t, limit+10*time.Second, labRemote, "--wait", name, fmt.Sprint(int(limit.Seconds())))
 }
 
 func shellJoin(args []string) string {
