@@ -5,23 +5,27 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/rdmactl
 
-.PHONY: all build test unit e2e lab bench fuzz man vet clean
+.PHONY: all deps build test unit e2e lab bench fuzz man vet clean
 
 all: build
 
-build:
+# Debian packages for building and for the lab (installs only what is missing).
+deps:
+	scripts/install-deps.sh
+
+build: deps
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rdmactl
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e
 
-unit: vet
+unit: deps vet
 	$(GO) test -count=1 ./...
 
 # Boots the lab VM (fails, never skips, when it cannot) and compares rdmactl
 # with the real tools inside it.
-e2e:
+e2e: deps
 	$(GO) test -v -count=1 -timeout 60m -tags e2e ./e2e
 
 test: unit e2e

@@ -42,33 +42,6 @@ cache=${RDMACTL_LAB_CACHE:-$repo/.lab}
 die() { echo "lab: $*" >&2; exit 125; }
 log() { [ -n "${LAB_QUIET:-}" ] || echo "lab: $*" >&2; }
 
-need_packages() {
-	local missing=() cmd pkg
-	while read -r cmd pkg; do
-		command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
-	done <<-EOF
-		qemu-system-x86_64 qemu-system-x86
-		cpio cpio
-		depmod kmod
-		rping rdmacm-utils
-		ibv_devinfo ibverbs-utils
-		rdma iproute2
-		apt-get apt
-	EOF
-	# The initramfs needs a static busybox with modprobe (grep -q on a pipe
-	# would trip pipefail, hence the capture).
-	local applets=""
-	[ -x /bin/busybox ] && applets=$(/bin/busybox --list 2>/dev/null)
-	grep -qx modprobe <<<"$applets" || missing+=(busybox-static)
-	[ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] || missing+=(ibverbs-providers rdma-core)
-	[ ${#missing[@]} -eq 0 ] && return
-	[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}); install them as root: apt-get install ${missing[*]}"
-	log "installing ${missing[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-		die "apt-get install ${missing[*]} failed"
-}
-
 # fetch_kernel unpacks the kernel package linux-image-amd64 points at into
 # $cache/kernel and indexes its modules there; the guest reads that tree
 # over 9p, so the whole module set (and autoload) is available inside.
@@ -126,7 +99,7 @@ build_initramfs() {
 }
 
 prepare() {
-	need_packages
+	"$here/install-deps.sh" || die "cannot install the lab's packages"
 	mkdir -p "$cache"
 	# One preparer at a time; concurrent runs wait here, then reuse the cache.
 	exec 9>"$cache/.lock"
