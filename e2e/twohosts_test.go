@@ -32,7 +32,7 @@ func crossPing(t *testing.T, server, client string, flags []string) (srv, cli re
 	port := freshPort()
 	p := []string{"-p", fmt.Sprint(port)}
 	s := start(t, 3*time.Minute, server, append(append(toolArgs(server, "-s"), flags...), p...)...)
-	waitListening(t, false, port)
+	waitListening(t, port)
 	clientArgs := append(append(toolArgs(client, "-c"), flags...), p...)
 	cli = remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{client}, clientArgs...)))
 	srv = s.wait(t)
