@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Verbs is this machine's libibverbs as the devinfo.Source that the
@@ -29,7 +30,7 @@ import (
 type Verbs struct{}
 
 // DeviceList lists the devices; a failure reads as perror would print it.
-func (Verbs) DeviceList() ([]devinfo.DeviceEntry, error) {
+func (Verbs) DeviceList() ([]rdma.DeviceEntry, error) {
 	devs, err := Devices()
 	if err != nil {
 		var errno syscall.Errno
@@ -38,9 +39,9 @@ func (Verbs) DeviceList() ([]devinfo.DeviceEntry, error) {
 		}
 		return nil, err
 	}
-	out := make([]devinfo.DeviceEntry, len(devs))
+	out := make([]rdma.DeviceEntry, len(devs))
 	for i, d := range devs {
-		out[i] = devinfo.DeviceEntry{Name: d.Name, NodeGUID: devinfo.GUID(d.NodeGUID)}
+		out[i] = rdma.DeviceEntry{Name: d.Name, NodeGUID: rdma.GUID(d.NodeGUID)}
 	}
 	return out, nil
 }
@@ -56,20 +57,20 @@ func (Verbs) Open(name string) (devinfo.Device, error) {
 
 // QueryDevice is ibv_query_device_ex, plus the transport, board_id and
 // completion vector count that ibv_devinfo shows with it.
-func (c *Context) QueryDevice() (devinfo.DeviceAttr, error) {
+func (c *Context) QueryDevice() (rdma.DeviceAttr, error) {
 	var a C.struct_ibv_device_attr_ex
 	if rc := C.ibv_query_device_ex(c.c, nil, &a); rc != 0 {
-		return devinfo.DeviceAttr{}, fmt.Errorf("ibv_query_device_ex: %w", syscall.Errno(rc))
+		return rdma.DeviceAttr{}, fmt.Errorf("ibv_query_device_ex: %w", syscall.Errno(rc))
 	}
 	o := &a.orig_attr
-	return devinfo.DeviceAttr{
-		Transport:      devinfo.Transport(c.c.device.transport_type),
+	return rdma.DeviceAttr{
+		Transport:      rdma.Transport(c.c.device.transport_type),
 		BoardID:        c.boardID(),
 		NumCompVectors: int32(c.c.num_comp_vectors),
 
 		FWVer:                 C.GoString(&o.fw_ver[0]),
-		NodeGUID:              devinfo.GUID(be64toh(uint64(o.node_guid))),
-		SysImageGUID:          devinfo.GUID(be64toh(uint64(o.sys_image_guid))),
+		NodeGUID:              rdma.GUID(be64toh(uint64(o.node_guid))),
+		SysImageGUID:          rdma.GUID(be64toh(uint64(o.sys_image_guid))),
 		MaxMRSize:             uint64(o.max_mr_size),
 		PageSizeCap:           uint64(o.page_size_cap),
 		VendorID:              uint32(o.vendor_id),
@@ -89,7 +90,7 @@ func (c *Context) QueryDevice() (devinfo.DeviceAttr, error) {
 		MaxResRdAtom:          int32(o.max_res_rd_atom),
 		MaxQPInitRdAtom:       int32(o.max_qp_init_rd_atom),
 		MaxEEInitRdAtom:       int32(o.max_ee_init_rd_atom),
-		AtomicCap:             devinfo.AtomicCap(o.atomic_cap),
+		AtomicCap:             rdma.AtomicCap(o.atomic_cap),
 		MaxEE:                 int32(o.max_ee),
 		MaxRDD:                int32(o.max_rdd),
 		MaxMW:                 int32(o.max_mw),
@@ -108,7 +109,7 @@ func (c *Context) QueryDevice() (devinfo.DeviceAttr, error) {
 		LocalCAAckDelay:       uint8(o.local_ca_ack_delay),
 		PhysPortCnt:           uint8(o.phys_port_cnt),
 
-		ODPCaps: devinfo.ODPCaps{
+		ODPCaps: rdma.ODPCaps{
 			GeneralCaps: uint64(a.odp_caps.general_caps),
 			RC:          uint32(a.odp_caps.per_transport_caps.rc_odp_caps),
 			UC:          uint32(a.odp_caps.per_transport_caps.uc_odp_caps),
@@ -118,8 +119,8 @@ func (c *Context) QueryDevice() (devinfo.DeviceAttr, error) {
 		CompletionTimestampMask: uint64(a.completion_timestamp_mask),
 		HCACoreClock:            uint64(a.hca_core_clock),
 		DeviceCapFlagsEx:        uint64(a.device_cap_flags_ex),
-		TSOCaps:                 devinfo.TSOCaps{MaxTSO: uint32(a.tso_caps.max_tso), SupportedQPTs: uint32(a.tso_caps.supported_qpts)},
-		RSSCaps: devinfo.RSSCaps{
+		TSOCaps:                 rdma.TSOCaps{MaxTSO: uint32(a.tso_caps.max_tso), SupportedQPTs: uint32(a.tso_caps.supported_qpts)},
+		RSSCaps: rdma.RSSCaps{
 			SupportedQPTs:              uint32(a.rss_caps.supported_qpts),
 			MaxRWQIndirectionTables:    uint32(a.rss_caps.max_rwq_indirection_tables),
 			MaxRWQIndirectionTableSize: uint32(a.rss_caps.max_rwq_indirection_table_size),
@@ -127,25 +128,25 @@ func (c *Context) QueryDevice() (devinfo.DeviceAttr, error) {
 			RxHashFunction:             uint8(a.rss_caps.rx_hash_function),
 		},
 		MaxWQTypeRQ: uint32(a.max_wq_type_rq),
-		PacketPacingCaps: devinfo.PacketPacingCaps{
+		PacketPacingCaps: rdma.PacketPacingCaps{
 			QPRateLimitMin: uint32(a.packet_pacing_caps.qp_rate_limit_min),
 			QPRateLimitMax: uint32(a.packet_pacing_caps.qp_rate_limit_max),
 			SupportedQPTs:  uint32(a.packet_pacing_caps.supported_qpts),
 		},
 		RawPacketCaps: uint32(a.raw_packet_caps),
-		TMCaps: devinfo.TMCaps{
+		TMCaps: rdma.TMCaps{
 			MaxRndvHdrSize: uint32(a.tm_caps.max_rndv_hdr_size),
 			MaxNumTags:     uint32(a.tm_caps.max_num_tags),
 			Flags:          uint32(a.tm_caps.flags),
 			MaxOps:         uint32(a.tm_caps.max_ops),
 			MaxSGE:         uint32(a.tm_caps.max_sge),
 		},
-		CQModCaps: devinfo.CQModerationCaps{
+		CQModCaps: rdma.CQModerationCaps{
 			MaxCQCount:  uint16(a.cq_mod_caps.max_cq_count),
 			MaxCQPeriod: uint16(a.cq_mod_caps.max_cq_period),
 		},
 		MaxDMSize: uint64(a.max_dm_size),
-		PCIAtomicCaps: devinfo.PCIAtomicCaps{
+		PCIAtomicCaps: rdma.PCIAtomicCaps{
 			FetchAdd:    uint16(a.pci_atomic_caps.fetch_add),
 			Swap:        uint16(a.pci_atomic_caps.swap),
 			CompareSwap: uint16(a.pci_atomic_caps.compare_swap),
@@ -189,15 +190,15 @@ func indexNUL(b []byte) int {
 }
 
 // QueryPort is ibv_query_port; its failure wraps the errno it returned.
-func (c *Context) QueryPort(port uint8) (devinfo.PortAttr, error) {
+func (c *Context) QueryPort(port uint8) (rdma.PortAttr, error) {
 	var a C.struct_ibv_port_attr
 	if rc := C.rdmactl_query_port(c.c, C.uint8_t(port), &a); rc != 0 {
-		return devinfo.PortAttr{}, fmt.Errorf("ibv_query_port(%d): %w", port, syscall.Errno(rc))
+		return rdma.PortAttr{}, fmt.Errorf("ibv_query_port(%d): %w", port, syscall.Errno(rc))
 	}
-	return devinfo.PortAttr{
-		State:         devinfo.PortState(a.state),
-		MaxMTU:        devinfo.MTU(a.max_mtu),
-		ActiveMTU:     devinfo.MTU(a.active_mtu),
+	return rdma.PortAttr{
+		State:         rdma.PortState(a.state),
+		MaxMTU:        rdma.MTU(a.max_mtu),
+		ActiveMTU:     rdma.MTU(a.active_mtu),
 		GIDTblLen:     int32(a.gid_tbl_len),
 		PortCapFlags:  uint32(a.port_cap_flags),
 		MaxMsgSz:      uint32(a.max_msg_sz),
@@ -207,34 +208,34 @@ func (c *Context) QueryPort(port uint8) (devinfo.PortAttr, error) {
 		LID:           uint16(a.lid),
 		SMLID:         uint16(a.sm_lid),
 		LMC:           uint8(a.lmc),
-		MaxVLNum:      devinfo.VLCount(a.max_vl_num),
+		MaxVLNum:      rdma.VLCount(a.max_vl_num),
 		SMSL:          uint8(a.sm_sl),
 		SubnetTimeout: uint8(a.subnet_timeout),
 		InitTypeReply: uint8(a.init_type_reply),
-		ActiveWidth:   devinfo.Width(a.active_width),
-		ActiveSpeed:   devinfo.Speed(a.active_speed),
-		PhysState:     devinfo.PhysState(a.phys_state),
-		LinkLayer:     devinfo.LinkLayer(a.link_layer),
+		ActiveWidth:   rdma.Width(a.active_width),
+		ActiveSpeed:   rdma.Speed(a.active_speed),
+		PhysState:     rdma.PhysState(a.phys_state),
+		LinkLayer:     rdma.LinkLayer(a.link_layer),
 		Flags:         uint8(a.flags),
 		PortCapFlags2: uint16(a.port_cap_flags2),
 	}, nil
 }
 
 // QueryGIDEntry is ibv_query_gid_ex: the GID at index of port with its
-// type and netdev; devinfo.ErrNoGID when that slot is empty.
-func (c *Context) QueryGIDEntry(port uint8, index uint32) (devinfo.GIDEntry, error) {
+// type and netdev; rdma.ErrNoGID when that slot is empty.
+func (c *Context) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error) {
 	var e C.struct_ibv_gid_entry
 	rc := C.ibv_query_gid_ex(c.c, C.uint32_t(port), C.uint32_t(index), &e, 0)
 	switch {
 	case rc == C.ENODATA:
-		return devinfo.GIDEntry{}, devinfo.ErrNoGID
+		return rdma.GIDEntry{}, rdma.ErrNoGID
 	case rc != 0:
-		return devinfo.GIDEntry{}, fmt.Errorf("ibv_query_gid_ex(port %d, index %d): %w", port, index, syscall.Errno(rc))
+		return rdma.GIDEntry{}, fmt.Errorf("ibv_query_gid_ex(port %d, index %d): %w", port, index, syscall.Errno(rc))
 	}
-	entry := devinfo.GIDEntry{
+	entry := rdma.GIDEntry{
 		Index: uint32(e.gid_index),
-		Type:  devinfo.GIDType(e.gid_type),
-		GID:   *(*devinfo.GID)(unsafe.Pointer(&e.gid)),
+		Type:  rdma.GIDType(e.gid_type),
+		GID:   *(*rdma.GID)(unsafe.Pointer(&e.gid)),
 	}
 	if e.ndev_ifindex != 0 {
 		if ifc, err := net.InterfaceByIndex(int(e.ndev_ifindex)); err == nil {

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func TestAllocBufferIsZeroedAlignedCMemory(t *testing.T) {
@@ -75,5 +77,15 @@ func TestLookupHost(t *testing.T) {
 	var le *LookupError
 	if !errors.As(err, &le) || le.Code >= 0 || le.Msg == "" {
 		t.Errorf("unknown host: %#v", err)
+	}
+}
+
+// rdma.Strerror must print what the C library prints: rping's messages
+// carry it.
+func TestStrerrorMatchesLibc(t *testing.T) {
+	for e := syscall.Errno(1); e < 134; e++ {
+		if got, want := rdma.Strerror(e), Strerror(e); got != want {
+			t.Errorf("errno %d: rdma.Strerror %q, libc %q", int(e), got, want)
+		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // fabric is an in-memory RDMA network for running both sides of the flow
@@ -16,7 +16,7 @@ type fabric struct {
 	nextKey uint32
 	qps     map[uint32]*fakeEndpoint
 	// gids is every device's GID table (port 1).
-	gids map[string][]devinfo.GIDEntry
+	gids map[string][]rdma.GIDEntry
 	// failSetup makes Setup fail at a step.
 	failSetup *SetupStep
 	// dropSends loses every SEND (the peer's receive never completes).
@@ -24,7 +24,7 @@ type fabric struct {
 }
 
 func newFabric() *fabric {
-	return &fabric{nextQPN: 0x11, nextKey: 0x224, qps: map[uint32]*fakeEndpoint{}, gids: map[string][]devinfo.GIDEntry{}}
+	return &fabric{nextQPN: 0x11, nextKey: 0x224, qps: map[uint32]*fakeEndpoint{}, gids: map[string][]rdma.GIDEntry{}}
 }
 
 type fakeVerbs struct {
@@ -69,7 +69,7 @@ func (d *fakeDevice) QueryGID(port, index int) (GID, error) {
 	return GID{}, nil
 }
 
-func (d *fakeDevice) GIDTable(port int) ([]devinfo.GIDEntry, error) {
+func (d *fakeDevice) GIDTable(port int) ([]rdma.GIDEntry, error) {
 	if port != 1 {
 		return nil, errors.New("invalid port")
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // The original's fixed connection attributes (modify_qp_to_rtr/rts).
@@ -54,21 +54,21 @@ func (d *realDevice) QueryPort(port int) (Port, error) {
 
 func (d *realDevice) QueryGID(port, index int) (GID, error) {
 	e, err := d.ctx.QueryGIDEntry(uint8(port), uint32(index))
-	if errors.Is(err, devinfo.ErrNoGID) {
+	if errors.Is(err, rdma.ErrNoGID) {
 		return GID{}, nil // what ibv_query_gid gives for an empty entry
 	}
 	return GID(e.GID), err
 }
 
-func (d *realDevice) GIDTable(port int) ([]devinfo.GIDEntry, error) {
+func (d *realDevice) GIDTable(port int) ([]rdma.GIDEntry, error) {
 	a, err := d.ctx.QueryPort(uint8(port))
 	if err != nil {
 		return nil, err
 	}
-	var out []devinfo.GIDEntry
+	var out []rdma.GIDEntry
 	for i := 0; i < int(a.GIDTblLen); i++ {
 		e, err := d.ctx.QueryGIDEntry(uint8(port), uint32(i))
-		if errors.Is(err, devinfo.ErrNoGID) {
+		if errors.Is(err, rdma.ErrNoGID) {
 			continue
 		}
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/gids"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // The original's messages and sizes. Every transfer moves msgSize bytes
@@ -475,7 +475,7 @@ func (r *runner) chooseGID() bool {
 		}
 		e, err = gids.ChooseForIP(entries, local)
 	}
-	if err != nil || e.Type != devinfo.GIDTypeRoCEv2 {
+	if err != nil || e.Type != rdma.GIDTypeRoCEv2 {
 		r.fail("could not choose a GID index: no RoCE v2 GID of %s port %d carries %s, the address of this end of the TCP connection", r.opts.Device, r.opts.IBPort, local)
 		r.hint(fmt.Sprintf("the device must sit on the interface that has %s; see 'rdmactl gids' for which device carries it, then pass -d", local))
 		return false
@@ -486,14 +486,14 @@ func (r *runner) chooseGID() bool {
 }
 
 // gidType is the type of the local GID entry in use, 0 (IB) when unknown.
-func (r *runner) gidType() devinfo.GIDType {
+func (r *runner) gidType() rdma.GIDType {
 	table, _ := r.dev.GIDTable(r.opts.IBPort)
 	for _, e := range table {
 		if int(e.Index) == r.opts.GIDIndex {
 			return e.Type
 		}
 	}
-	return devinfo.GIDTypeIB
+	return rdma.GIDTypeIB
 }
 
 // gidAdvice names the likely reason the peers cannot reach each other.
@@ -505,7 +505,7 @@ func (r *runner) gidAdvice(what string) string {
 		return fmt.Sprintf("%s with the peer addressed by LID 0x%x only (no -g): on InfiniBand check the subnet manager and LIDs; on RoCE both sides need a GID index; %s", what, r.remote.LID, see)
 	case r.gid.IsLinkLocal():
 		return fmt.Sprintf("%s: local GID index %d is the link-local entry %s, which RoCE cannot route to the peer; %s", what, r.opts.GIDIndex, r.gid, see)
-	case r.gidType() == devinfo.GIDTypeRoCEv1:
+	case r.gidType() == rdma.GIDTypeRoCEv1:
 		return fmt.Sprintf("%s: local GID index %d is a RoCE v1 entry; use the RoCE v2 one of the same address; %s", what, r.opts.GIDIndex, see)
 	case remote.IsZero():
 		return fmt.Sprintf("%s: the peer sent no GID (it ran without -g); %s", what, see)

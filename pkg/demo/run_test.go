@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func readTestdata(t *testing.T, name string) string {
@@ -69,17 +69,17 @@ func newLab(t *testing.T) *lab {
 	f := newFabric()
 	for i, e := range []struct {
 		gid string
-		typ devinfo.GIDType
+		typ rdma.GIDType
 	}{
-		{"fe80::f05c:9fff:fe42:2fca", devinfo.GIDTypeRoCEv2},
-		{"::ffff:10.9.0.1", devinfo.GIDTypeRoCEv2},
-		{"fd09::1", devinfo.GIDTypeRoCEv2},
+		{"fe80::f05c:9fff:fe42:2fca", rdma.GIDTypeRoCEv2},
+		{"::ffff:10.9.0.1", rdma.GIDTypeRoCEv2},
+		{"fd09::1", rdma.GIDTypeRoCEv2},
 		{"", 0},
-		{"::ffff:127.0.0.1", devinfo.GIDTypeRoCEv1},
-		{"::ffff:127.0.0.1", devinfo.GIDTypeRoCEv2},
+		{"::ffff:127.0.0.1", rdma.GIDTypeRoCEv1},
+		{"::ffff:127.0.0.1", rdma.GIDTypeRoCEv2},
 	} {
 		if e.gid != "" {
-			f.gids["rxe0"] = append(f.gids["rxe0"], devinfo.GIDEntry{Index: uint32(i), GID: devinfo.GID(gid(t, e.gid)), Type: e.typ, Netdev: "veth0"})
+			f.gids["rxe0"] = append(f.gids["rxe0"], rdma.GIDEntry{Index: uint32(i), GID: rdma.GID(gid(t, e.gid)), Type: e.typ, Netdev: "veth0"})
 		}
 	}
 	return &lab{

@@ -3,7 +3,7 @@ package demo
 import (
 	"fmt"
 
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Port holds the ibv_port_attr fields the demo prints and uses.
@@ -63,7 +63,7 @@ type Device interface {
 	// QueryGID is ibv_query_gid: zeros for an empty entry.
 	QueryGID(port, index int) (GID, error)
 	// GIDTable lists the port's populated GID entries with their types.
-	GIDTable(port int) ([]devinfo.GIDEntry, error)
+	GIDTable(port int) ([]rdma.GIDEntry, error)
 	// Setup allocates the PD, a one-entry CQ, a zeroed buffer of size
 	// bytes registered for local write, remote read and remote write.
 	// Failures are *SetupError.

@@ -1,41 +1,11 @@
 package devinfo
 
 import (
-	"encoding/hex"
 	"math"
 	"testing"
-)
 
-// Expected strings are glibc's inet_ntop output on the development
-// machine (Python's socket.inet_ntop calls it).
-func TestFormatIPv6LikeGlibc(t *testing.T) {
-	tests := []struct{ hex, want string }{
-		{"00000000000000000000000000000000", "::"},
-		{"00000000000000000000000000000001", "::1"},
-		{"00000000000000000000ffff0a090001", "::ffff:10.9.0.1"},
-		{"0000000000000000000000000a090001", "::10.9.0.1"},
-		{"fe80000000000000802500fffeb50f48", "fe80::8025:ff:feb5:f48"},
-		{"fd090000000000000000000000000001", "fd09::1"},
-		{"00010000000000010000000000000001", "1:0:0:1::1"},
-		{"00010000000000020000000000030004", "1::2:0:0:3:4"},
-		{"00010002000300040005000600070008", "1:2:3:4:5:6:7:8"},
-		{"00000000000000000000ffff00000001", "::ffff:0.0.0.1"},
-		{"00000000000000000000000100000000", "::1:0:0"},
-		{"00010000000000000000000000000000", "1::"},
-		{"00000001000000000000000000000000", "0:1::"},
-		{"00010000000200030004000500060007", "1:0:2:3:4:5:6:7"},
-		{"00000000000200030004000500060007", "::2:3:4:5:6:7"},
-	}
-	for _, tt := range tests {
-		var a [16]byte
-		if _, err := hex.Decode(a[:], []byte(tt.hex)); err != nil {
-			t.Fatal(err)
-		}
-		if got := formatIPv6(a); got != tt.want {
-			t.Errorf("formatIPv6(%s) = %q, want %q", tt.hex, got, tt.want)
-		}
-	}
-}
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
 
 // Expected values are glibc's strtol(s, NULL, 0) on the development
 // machine (called through Python's ctypes).
@@ -57,7 +27,7 @@ func TestCStrtolLikeGlibc(t *testing.T) {
 }
 
 func TestGIDForms(t *testing.T) {
-	var g GID
+	var g rdma.GID
 	if err := g.UnmarshalText([]byte("0000:0000:0000:0000:0000:ffff:0a09:0001")); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +40,7 @@ func TestGIDForms(t *testing.T) {
 }
 
 func TestGUIDText(t *testing.T) {
-	var g GUID
+	var g rdma.GUID
 	if err := g.UnmarshalText([]byte("3471:66ff:fe64:c7ee")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +58,7 @@ func TestGUIDText(t *testing.T) {
 // numbers, and ibv_devinfo's words for unknown values are kept in text.
 func TestEnumJSONAndText(t *testing.T) {
 	for _, tt := range []struct {
-		v    Speed
+		v    rdma.Speed
 		json string
 		text string
 	}{{4, `"QDR"`, "10.0 Gbps"}, {8, `"FDR10"`, "10.0 Gbps"}, {3, `3`, "invalid speed"}} {
@@ -96,15 +66,15 @@ func TestEnumJSONAndText(t *testing.T) {
 		if err != nil || string(b) != tt.json || tt.v.String() != tt.text {
 			t.Errorf("%d: JSON %s text %q", tt.v, b, tt.v.String())
 		}
-		var back Speed
+		var back rdma.Speed
 		if err := back.UnmarshalJSON(b); err != nil || back != tt.v {
 			t.Errorf("%s read back as %d (%v)", b, back, err)
 		}
 	}
-	if Width(3).String() != "invalid widthX" || PortState(0).String() != "invalid state" {
+	if rdma.Width(3).String() != "invalid widthX" || rdma.PortState(0).String() != "invalid state" {
 		t.Error("fallback words differ from ibv_devinfo's")
 	}
-	var s PortState
+	var s rdma.PortState
 	if err := s.UnmarshalJSON([]byte(`"PORT_NOPE"`)); err == nil {
 		t.Error("unknown name accepted")
 	}

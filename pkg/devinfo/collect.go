@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Selection is which devices and ports to query, as -d and -i choose them.
 type Selection struct {
 	Device string // "" for every device
 	Port   uint8  // 0 for every port
-	GIDs   bool   // walk the GID tables (ibv_devinfo -v)
+	GIDs   bool   // walk the rdma.GID tables (ibv_devinfo -v)
 }
 
 // Report is what one ibv_devinfo run finds, in the order it prints it.
@@ -22,20 +24,20 @@ type Report struct {
 // DeviceReport is one device. When a query fails part-way, what was read
 // before the failure is kept, because ibv_devinfo has printed it by then.
 type DeviceReport struct {
-	Name  string       `json:"name"`
-	Attr  *DeviceAttr  `json:"attributes,omitempty"`
-	Ports []PortReport `json:"ports,omitempty"`
+	Name  string           `json:"name"`
+	Attr  *rdma.DeviceAttr `json:"attributes,omitempty"`
+	Ports []PortReport     `json:"ports,omitempty"`
 
 	errs   []*ToolError
 	status int  // the value ibv_devinfo ORs into its exit status
-	cutOff bool // the last port's GID list stopped on an error
+	cutOff bool // the last port's rdma.GID list stopped on an error
 }
 
 // PortReport is one port with its populated GIDs (when GIDs were asked for).
 type PortReport struct {
-	Port uint8      `json:"port"`
-	Attr PortAttr   `json:"attributes"`
-	GIDs []GIDEntry `json:"gids,omitempty"`
+	Port uint8           `json:"port"`
+	Attr rdma.PortAttr   `json:"attributes"`
+	GIDs []rdma.GIDEntry `json:"gids,omitempty"`
 }
 
 // ToolError is a failure with two wordings: Line is what ibv_devinfo
@@ -90,7 +92,7 @@ func Collect(src Source, sel Selection) (*Report, error) {
 	return r, nil
 }
 
-func listDevices(src Source) ([]DeviceEntry, error) {
+func listDevices(src Source) ([]rdma.DeviceEntry, error) {
 	list, err := src.DeviceList()
 	if err != nil {
 		return nil, &ToolError{Line: "Failed to get IB devices list: " + err.Error() + "\n", Status: -1,
@@ -99,7 +101,7 @@ func listDevices(src Source) ([]DeviceEntry, error) {
 	return list, nil
 }
 
-func deviceNames(list []DeviceEntry) string {
+func deviceNames(list []rdma.DeviceEntry) string {
 	if len(list) == 0 {
 		return "none"
 	}
@@ -154,7 +156,7 @@ func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
 		if sel.GIDs {
 			for i := int32(0); i < pa.GIDTblLen; i++ {
 				e, err := dev.QueryGIDEntry(port, uint32(i))
-				if errors.Is(err, ErrNoGID) {
+				if errors.Is(err, rdma.ErrNoGID) {
 					continue
 				}
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // DevicesOptions are the devices command's flags.
@@ -25,7 +26,7 @@ func RunDevices(src Source, opts DevicesOptions, out, errOut io.Writer) error {
 	}
 	if opts.JSON {
 		if list == nil {
-			list = []DeviceEntry{}
+			list = []rdma.DeviceEntry{}
 		}
 		return writeJSON(out, deviceList{list})
 	}
@@ -33,7 +34,7 @@ func RunDevices(src Source, opts DevicesOptions, out, errOut io.Writer) error {
 }
 
 // WriteDevices prints the table ibv_devices prints.
-func WriteDevices(out io.Writer, list []DeviceEntry) error {
+func WriteDevices(out io.Writer, list []rdma.DeviceEntry) error {
 	b := fmt.Appendf(nil, "    %-16s\t   node GUID\n", "device")
 	b = fmt.Appendf(b, "    %-16s\t----------------\n", "------")
 	for _, d := range list {
@@ -47,5 +48,5 @@ func WriteDevices(out io.Writer, list []DeviceEntry) error {
 
 // deviceList is the JSON of a device listing.
 type deviceList struct {
-	Devices []DeviceEntry `json:"devices"`
+	Devices []rdma.DeviceEntry `json:"devices"`
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Options are ibv_devinfo's flags, plus rdmactl's --json.
@@ -120,7 +121,7 @@ func runJSON(src Source, opts Options, out io.Writer) error {
 			return cli.Failf("%v", err)
 		}
 		if list == nil {
-			list = []DeviceEntry{}
+			list = []rdma.DeviceEntry{}
 		}
 		return writeJSON(out, deviceList{list})
 	}

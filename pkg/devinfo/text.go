@@ -3,6 +3,8 @@ package devinfo
 import (
 	"fmt"
 	"io"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Bits of the verbs flag words that ibv_devinfo names.
@@ -102,7 +104,7 @@ func writeDeviceText(t *textWriter, d *DeviceReport, verbose bool) {
 	}
 }
 
-func writeVerboseDevice(t *textWriter, a *DeviceAttr) {
+func writeVerboseDevice(t *textWriter, a *rdma.DeviceAttr) {
 	t.printf("\tmax_mr_size:\t\t\t0x%x\n", a.MaxMRSize)
 	t.printf("\tpage_size_cap:\t\t\t0x%x\n", a.PageSizeCap)
 	t.printf("\tmax_qp:\t\t\t\t%d\n", a.MaxQP)
@@ -228,7 +230,7 @@ func writeVerboseDevice(t *textWriter, a *DeviceAttr) {
 	t.printf("\tnum_comp_vectors:\t\t%d\n", a.NumCompVectors)
 }
 
-func writePort(t *textWriter, p *PortReport, transport Transport, verbose bool) {
+func writePort(t *textWriter, p *PortReport, transport rdma.Transport, verbose bool) {
 	a := &p.Attr
 	t.printf("\t\tport:\t%d\n", p.Port)
 	t.printf("\t\t\tstate:\t\t\t%s (%d)\n", a.State, a.State)
@@ -254,7 +256,7 @@ func writePort(t *textWriter, p *PortReport, transport Transport, verbose bool) 
 	t.printf("\t\t\tinit_type_reply:\t%d\n", a.InitTypeReply)
 	t.printf("\t\t\tactive_width:\t\t%s (%d)\n", a.ActiveWidth, a.ActiveWidth)
 	t.printf("\t\t\tactive_speed:\t\t%s (%d)\n", a.ActiveSpeed, a.ActiveSpeed)
-	if transport == TransportIB {
+	if transport == rdma.TransportIB {
 		t.printf("\t\t\tphys_state:\t\t%s (%d)\n", a.PhysState, a.PhysState)
 	}
 	for _, g := range p.GIDs {
@@ -264,14 +266,14 @@ func writePort(t *textWriter, p *PortReport, transport Transport, verbose bool) 
 
 // writeGID prints one GID as print_formated_gid does. ibv_devinfo skips
 // GIDs whose interface ID (the low 64 bits) is zero.
-func writeGID(t *textWriter, g GIDEntry, ll LinkLayer) {
+func writeGID(t *textWriter, g rdma.GIDEntry, ll rdma.LinkLayer) {
 	if [8]byte(g.GID[8:]) == [8]byte{} {
 		return
 	}
 	// ibv_query_gid_type folds IB into RoCE v1: both print as groups.
-	v2 := g.Type == GIDTypeRoCEv2
+	v2 := g.Type == rdma.GIDTypeRoCEv2
 	suffix := ""
-	if ll == LinkLayerEthernet {
+	if ll == rdma.LinkLayerEthernet {
 		suffix = ", RoCE v1"
 		if v2 {
 			suffix = ", RoCE v2"

@@ -9,17 +9,18 @@ import (
 	"net/netip"
 
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Entry is one populated GID of one device port.
 type Entry struct {
 	Device string
 	Port   uint8
-	devinfo.GIDEntry
+	rdma.GIDEntry
 }
 
 // IPv4 is the IPv4 address an IPv4-mapped GID (::ffff:a.b.c.d) carries.
-func IPv4(g devinfo.GID) (netip.Addr, bool) {
+func IPv4(g rdma.GID) (netip.Addr, bool) {
 	a := g.Addr()
 	if !a.Is4In6() {
 		return netip.Addr{}, false
@@ -29,14 +30,14 @@ func IPv4(g devinfo.GID) (netip.Addr, bool) {
 
 // GIDFor is the GID RoCE uses for ip: the address itself for IPv6, the
 // IPv4-mapped form for IPv4.
-func GIDFor(ip netip.Addr) devinfo.GID { return ip.Unmap().As16() }
+func GIDFor(ip netip.Addr) rdma.GID { return ip.Unmap().As16() }
 
 // Version is show_gids' VER column: "v1" or "v2" for RoCE, "" for IB.
 func (e Entry) Version() string {
 	switch e.Type {
-	case devinfo.GIDTypeRoCEv1:
+	case rdma.GIDTypeRoCEv1:
 		return "v1"
-	case devinfo.GIDTypeRoCEv2:
+	case rdma.GIDTypeRoCEv2:
 		return "v2"
 	}
 	return ""
@@ -46,7 +47,7 @@ func (e Entry) Version() string {
 // address, the combination that routes and that every peer supports.
 func (e Entry) Recommended() bool {
 	_, v4 := IPv4(e.GID)
-	return v4 && e.Type == devinfo.GIDTypeRoCEv2
+	return v4 && e.Type == rdma.GIDTypeRoCEv2
 }
 
 // ChooseForIP picks the entry whose GID carries ip, preferring RoCE v2 to
@@ -59,7 +60,7 @@ func ChooseForIP(entries []Entry, ip netip.Addr) (Entry, error) {
 		if e.GID != want {
 			continue
 		}
-		if best == nil || (e.Type == devinfo.GIDTypeRoCEv2 && best.Type != devinfo.GIDTypeRoCEv2) {
+		if best == nil || (e.Type == rdma.GIDTypeRoCEv2 && best.Type != rdma.GIDTypeRoCEv2) {
 			best = e
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/devinfo/devinfotest"
 	"github.com/rdmactl/rdmactl/pkg/gids"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func labSource(t *testing.T) *devinfotest.Source {
@@ -173,16 +174,16 @@ func TestJSON(t *testing.T) {
 	}
 }
 
-func entry(dev string, index uint32, gid string, typ devinfo.GIDType) gids.Entry {
-	return gids.Entry{Device: dev, Port: 1, GIDEntry: devinfo.GIDEntry{Index: index, GID: gids.GIDFor(netip.MustParseAddr(gid)), Type: typ}}
+func entry(dev string, index uint32, gid string, typ rdma.GIDType) gids.Entry {
+	return gids.Entry{Device: dev, Port: 1, GIDEntry: rdma.GIDEntry{Index: index, GID: gids.GIDFor(netip.MustParseAddr(gid)), Type: typ}}
 }
 
 func TestChooseForIP(t *testing.T) {
 	entries := []gids.Entry{
-		entry("mlx5_0", 2, "::ffff:192.168.1.1", devinfo.GIDTypeRoCEv1),
-		entry("mlx5_0", 3, "::ffff:192.168.1.1", devinfo.GIDTypeRoCEv2),
-		entry("mlx5_1", 3, "::ffff:192.168.1.1", devinfo.GIDTypeRoCEv2),
-		entry("mlx5_1", 4, "::ffff:192.168.2.1", devinfo.GIDTypeRoCEv1),
+		entry("mlx5_0", 2, "::ffff:192.168.1.1", rdma.GIDTypeRoCEv1),
+		entry("mlx5_0", 3, "::ffff:192.168.1.1", rdma.GIDTypeRoCEv2),
+		entry("mlx5_1", 3, "::ffff:192.168.1.1", rdma.GIDTypeRoCEv2),
+		entry("mlx5_1", 4, "::ffff:192.168.2.1", rdma.GIDTypeRoCEv1),
 	}
 	tests := []struct {
 		ip        string
@@ -220,7 +221,7 @@ func TestIPv4(t *testing.T) {
 
 func TestTableNotesMissingRoCEv2IPv4(t *testing.T) {
 	var out bytes.Buffer
-	entries := []gids.Entry{entry("rxe0", 0, "fe80::1", devinfo.GIDTypeRoCEv2)}
+	entries := []gids.Entry{entry("rxe0", 0, "fe80::1", rdma.GIDTypeRoCEv2)}
 	if err := gids.WriteTable(&out, entries, cli.Test(nil, nil, nil).Palette()); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestTableNotesMissingRoCEv2IPv4(t *testing.T) {
 
 	// InfiniBand GIDs have no RoCE version, so nothing to recommend or note.
 	out.Reset()
-	entries = []gids.Entry{entry("mlx4_0", 0, "fe80::2c9:300:1:2", devinfo.GIDTypeIB)}
+	entries = []gids.Entry{entry("mlx4_0", 0, "fe80::2c9:300:1:2", rdma.GIDTypeIB)}
 	if err := gids.WriteTable(&out, entries, cli.Test(nil, nil, nil).Palette()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Options are the gids command's flags.
@@ -100,14 +101,14 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 
 // jsonEntry is an Entry as --json shows it.
 type jsonEntry struct {
-	Device      string          `json:"device"`
-	Port        uint8           `json:"port"`
-	Index       uint32          `json:"index"`
-	GID         devinfo.GID     `json:"gid"`
-	IPv4        string          `json:"ipv4,omitempty"`
-	Type        devinfo.GIDType `json:"type"`
-	Netdev      string          `json:"netdev,omitempty"`
-	Recommended bool            `json:"recommended"`
+	Device      string       `json:"device"`
+	Port        uint8        `json:"port"`
+	Index       uint32       `json:"index"`
+	GID         rdma.GID     `json:"gid"`
+	IPv4        string       `json:"ipv4,omitempty"`
+	Type        rdma.GIDType `json:"type"`
+	Netdev      string       `json:"netdev,omitempty"`
+	Recommended bool         `json:"recommended"`
 }
 
 func jsonEntryOf(e Entry) jsonEntry {

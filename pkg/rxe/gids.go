@@ -3,8 +3,8 @@ package rxe
 import (
 	"net/netip"
 
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/gids"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // RoCEv2GID returns the port's RoCE v2 GID that carries IPv4 address a.
@@ -34,14 +34,14 @@ func ChooseGID(p Port, nd Netdev) (GID, bool) {
 func (p Port) showGIDs(device string) []gids.Entry {
 	out := make([]gids.Entry, 0, len(p.GIDs))
 	for _, g := range p.GIDs {
-		typ := devinfo.GIDTypeIB
+		typ := rdma.GIDTypeIB
 		switch {
 		case g.IsRoCEv2():
-			typ = devinfo.GIDTypeRoCEv2
+			typ = rdma.GIDTypeRoCEv2
 		case p.LinkLayer == "Ethernet":
-			typ = devinfo.GIDTypeRoCEv1
+			typ = rdma.GIDTypeRoCEv1
 		}
-		out = append(out, gids.Entry{Device: device, Port: uint8(p.Num), GIDEntry: devinfo.GIDEntry{
+		out = append(out, gids.Entry{Device: device, Port: uint8(p.Num), GIDEntry: rdma.GIDEntry{
 			Index: uint32(g.Index), GID: g.Addr.As16(), Type: typ, Netdev: g.Netdev,
 		}})
 	}

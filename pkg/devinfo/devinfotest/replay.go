@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Source serves the devices of Report (as `rdmactl --json devinfo`
@@ -34,14 +35,14 @@ func Load(path string) (*devinfo.Report, error) {
 }
 
 // DeviceList lists the report's devices.
-func (s *Source) DeviceList() ([]devinfo.DeviceEntry, error) {
+func (s *Source) DeviceList() ([]rdma.DeviceEntry, error) {
 	if s.ListErr != nil {
 		return nil, s.ListErr
 	}
-	var out []devinfo.DeviceEntry
+	var out []rdma.DeviceEntry
 	if s.Report != nil {
 		for _, d := range s.Report.Devices {
-			out = append(out, devinfo.DeviceEntry{Name: d.Name, NodeGUID: d.Attr.NodeGUID})
+			out = append(out, rdma.DeviceEntry{Name: d.Name, NodeGUID: d.Attr.NodeGUID})
 		}
 	}
 	return out, nil
@@ -69,28 +70,28 @@ func (d *device) fail(format string, args ...any) error {
 	return d.src.Fail[fmt.Sprintf(format, args...)]
 }
 
-func (d *device) QueryDevice() (devinfo.DeviceAttr, error) {
+func (d *device) QueryDevice() (rdma.DeviceAttr, error) {
 	if err := d.fail("query_device %s", d.d.Name); err != nil {
-		return devinfo.DeviceAttr{}, err
+		return rdma.DeviceAttr{}, err
 	}
 	return *d.d.Attr, nil
 }
 
-func (d *device) QueryPort(port uint8) (devinfo.PortAttr, error) {
+func (d *device) QueryPort(port uint8) (rdma.PortAttr, error) {
 	if err := d.fail("query_port %s %d", d.d.Name, port); err != nil {
-		return devinfo.PortAttr{}, err
+		return rdma.PortAttr{}, err
 	}
 	for _, p := range d.d.Ports {
 		if p.Port == port {
 			return p.Attr, nil
 		}
 	}
-	return devinfo.PortAttr{}, fmt.Errorf("no port %d of %s in the capture", port, d.d.Name)
+	return rdma.PortAttr{}, fmt.Errorf("no port %d of %s in the capture", port, d.d.Name)
 }
 
-func (d *device) QueryGIDEntry(port uint8, index uint32) (devinfo.GIDEntry, error) {
+func (d *device) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error) {
 	if err := d.fail("gid %s %d %d", d.d.Name, port, index); err != nil {
-		return devinfo.GIDEntry{}, err
+		return rdma.GIDEntry{}, err
 	}
 	for _, p := range d.d.Ports {
 		if p.Port != port {
@@ -102,7 +103,7 @@ func (d *device) QueryGIDEntry(port uint8, index uint32) (devinfo.GIDEntry, erro
 			}
 		}
 	}
-	return devinfo.GIDEntry{}, devinfo.ErrNoGID
+	return rdma.GIDEntry{}, rdma.ErrNoGID
 }
 
 func (d *device) Close() error { return d.fail("close %s", d.d.Name) }

@@ -1,4 +1,4 @@
-package devinfo
+package rdma
 
 import (
 	"encoding/json"

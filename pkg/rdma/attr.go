@@ -1,13 +1,7 @@
-// Package devinfo reproduces ibv_devinfo and ibv_devices (rdma-core 44)
-// byte for byte from queried device data, and gives the same data as JSON.
-// It also holds the plain Go types that pkg/cgoverbs fills from libibverbs,
-// so that everything here is testable without RDMA.
-package devinfo
+package rdma
 
 import (
-	"errors"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -162,18 +156,6 @@ type PortAttr struct {
 	PortCapFlags2 uint16    `json:"port_cap_flags2"`
 }
 
-// GIDEntry is one populated GID table entry (struct ibv_gid_entry, with the
-// netdev named rather than given by ifindex).
-type GIDEntry struct {
-	Index  uint32  `json:"index"`
-	GID    GID     `json:"gid"`
-	Type   GIDType `json:"type"`
-	Netdev string  `json:"netdev,omitempty"`
-}
-
-// ErrNoGID is what a Device returns for an empty GID table slot.
-var ErrNoGID = errors.New("GID table entry is empty")
-
 // GUID is a node or system image GUID in host order.
 type GUID uint64
 
@@ -200,43 +182,5 @@ func (g *GUID) UnmarshalText(b []byte) error {
 		v = v<<16 | n
 	}
 	*g = GUID(v)
-	return nil
-}
-
-// GID is a 16-byte GID in wire (network) order.
-type GID [16]byte
-
-// IsZero reports whether every byte is zero, i.e. the table slot is empty.
-func (g GID) IsZero() bool { return g == GID{} }
-
-// Groups is the sysfs and show_gids form: eight groups of four hex digits.
-func (g GID) Groups() string {
-	var b strings.Builder
-	for i := 0; i < 16; i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		fmt.Fprintf(&b, "%02x%02x", g[i], g[i+1])
-	}
-	return b.String()
-}
-
-// String is the GID as glibc's inet_ntop writes an IPv6 address, which is
-// how ibv_devinfo prints RoCE v2 GIDs (e.g. "::ffff:10.9.0.1").
-func (g GID) String() string { return formatIPv6(g) }
-
-// Addr is the GID read as an IPv6 address.
-func (g GID) Addr() netip.Addr { return netip.AddrFrom16(g) }
-
-// MarshalText writes the GID as String does.
-func (g GID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
-
-// UnmarshalText reads an IPv6 address (the String form) or the Groups form.
-func (g *GID) UnmarshalText(b []byte) error {
-	a, err := netip.ParseAddr(string(b))
-	if err != nil || !a.Is6() {
-		return fmt.Errorf("GID %q is not an IPv6-form address", b)
-	}
-	*g = a.As16()
 	return nil
 }

@@ -1,0 +1,114 @@
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// GIDEntry is one populated GID table entry (struct ibv_gid_entry, with the
+// netdev named rather than given by ifindex).
+type GIDEntry struct {
+	Index  uint32  `json:"index"`
+	GID    GID     `json:"gid"`
+	Type   GIDType `json:"type"`
+	Netdev string  `json:"netdev,omitempty"`
+}
+
+// ErrNoGID is what a Device returns for an empty GID table slot.
+var ErrNoGID = errors.New("GID table entry is empty")
+
+// GID is a 16-byte GID in wire (network) order.
+type GID [16]byte
+
+// IsZero reports whether every byte is zero, i.e. the table slot is empty.
+func (g GID) IsZero() bool { return g == GID{} }
+
+// Groups is the sysfs and show_gids form: eight groups of four hex digits.
+func (g GID) Groups() string {
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02x%02x", g[i], g[i+1])
+	}
+	return b.String()
+}
+
+// String is the GID as glibc's inet_ntop writes an IPv6 address, which is
+// how ibv_devinfo prints RoCE v2 GIDs (e.g. "::ffff:10.9.0.1").
+func (g GID) String() string { return formatIPv6(g) }
+
+// Addr is the GID read as an IPv6 address.
+func (g GID) Addr() netip.Addr { return netip.AddrFrom16(g) }
+
+// MarshalText writes the GID as String does.
+func (g GID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText reads an IPv6 address (the String form) or the Groups form.
+func (g *GID) UnmarshalText(b []byte) error {
+	a, err := netip.ParseAddr(string(b))
+	if err != nil || !a.Is6() {
+		return fmt.Errorf("GID %q is not an IPv6-form address", b)
+	}
+	*g = a.As16()
+	return nil
+}
+
+// IPv4 is the address an IPv4-mapped GID (::ffff:a.b.c.d) carries.
+func (g GID) IPv4() (netip.Addr, bool) {
+	a := g.Addr()
+	if !a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// IsLinkLocal reports a fe80::/10 GID, the entry derived from the MAC.
+func (g GID) IsLinkLocal() bool { return g.Addr().IsLinkLocalUnicast() }
+
+// Colons is the RC example's "Remote GID" form: 16 two-digit hex bytes
+// separated by colons.
+func (g GID) Colons() string {
+	var b strings.Builder
+	for i, c := range g {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02x", c)
+	}
+	return b.String()
+}
+
+// ParseGID reads a GID in IPv6 notation, the sysfs form included.
+func ParseGID(s string) (GID, error) {
+	var g GID
+	err := g.UnmarshalText([]byte(s))
+	return g, err
+}
+
+// GIDFor is the GID RoCE uses for ip: the address itself for IPv6, the
+// IPv4-mapped form for IPv4.
+func GIDFor(ip netip.Addr) GID { return ip.Unmap().As16() }
+
+// ChooseGID is the one rule for picking a GID for an address: the entry
+// whose GID carries ip, RoCE v2 before RoCE v1 (v2 routes, and every peer
+// speaks it), otherwise the first in the order given.
+func ChooseGID(entries []GIDEntry, ip netip.Addr) (GIDEntry, bool) {
+	want := GIDFor(ip)
+	best := -1
+	for i, e := range entries {
+		if e.GID != want {
+			continue
+		}
+		if best < 0 || (e.Type == GIDTypeRoCEv2 && entries[best].Type != GIDTypeRoCEv2) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return GIDEntry{}, false
+	}
+	return entries[best], true
+}
