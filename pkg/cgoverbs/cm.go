@@ -159,26 +159,15 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
-
-// CallError is a failed librdmacm call. Its text is what perror(3) prints
-// for it: "op: strerror".
-type CallError struct {
-	Op    string
-	Errno syscall.Errno
-}
-
-func (e *CallError) Error() string { return e.Op + ": " + Strerror(e.Errno) }
-func (e *CallError) Unwrap() error { return e.Errno }
-
-// Strerror is the C library's text for errno e (Go's own texts differ in case).
-func Strerror(e syscall.Errno) string { return C.GoString(C.strerror(C.int(e))) }
 
 func callError(op string, err error) error {
 	if en, ok := err.(syscall.Errno); ok {
-		return &CallError{Op: op, Errno: en}
+		return &rdma.Error{Op: op, Errno: en}
 	}
-	return &CallError{Op: op, Errno: syscall.EIO}
+	return &rdma.Error{Op: op, Errno: syscall.EIO}
 }
 
 // LookupError is a failed getaddrinfo; Msg is gai_strerror's text and
@@ -313,7 +302,7 @@ func (ec *EventChannel) GetEvent(timeout time.Duration) (CMEvent, error) {
 		if syscall.Errno(-rc) == syscall.ETIMEDOUT {
 			return CMEvent{}, ErrTimeout
 		}
-		return CMEvent{}, &CallError{Op: "rdma_get_cm_event", Errno: syscall.Errno(-rc)}
+		return CMEvent{}, &rdma.Error{Op: "rdma_get_cm_event", Errno: syscall.Errno(-rc)}
 	}
 	ev := CMEvent{Type: CMEventType(e._type), Status: int(e.status), ID: ec.lookup(e.id)}
 	if e.listen_id != nil {
@@ -490,7 +479,7 @@ func (id *CMID) destroyQP() { C.rdma_destroy_qp(id.id) }
 // InitOwnQP moves a QP made with PD.CreateRCQP to INIT on the id's port.
 func (id *CMID) InitOwnQP(qp *QP) error {
 	if rc := C.cm_init_own_qp(id.id, qp.qp); rc != 0 {
-		return &CallError{Op: "ibv_modify_qp", Errno: syscall.Errno(rc)}
+		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.Errno(rc)}
 	}
 	return nil
 }
@@ -500,7 +489,7 @@ func (id *CMID) InitOwnQP(qp *QP) error {
 // the peer's connect request or reply is known.
 func (id *CMID) ReadyOwnQP(qp *QP) error {
 	if rc := C.cm_ready_own_qp(id.id, qp.qp); rc != 0 {
-		return &CallError{Op: "rdma_init_qp_attr/ibv_modify_qp", Errno: syscall.Errno(-rc)}
+		return &rdma.Error{Op: "rdma_init_qp_attr/ibv_modify_qp", Errno: syscall.Errno(-rc)}
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func (Verbs) DeviceList() ([]rdma.DeviceEntry, error) {
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
-			return nil, errors.New(Strerror(errno))
+			return nil, errors.New(rdma.Strerror(errno))
 		}
 		return nil, err
 	}

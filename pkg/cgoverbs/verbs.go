@@ -180,6 +180,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // ErrTimeout is returned by the waiting calls when their timeout passed.
@@ -324,58 +326,6 @@ func (ch *CompChannel) Close() error {
 	return nil
 }
 
-// WCStatus is a work completion status (enum ibv_wc_status).
-type WCStatus uint32
-
-const (
-	WCSuccess     WCStatus = C.IBV_WC_SUCCESS
-	WCLocLenErr   WCStatus = C.IBV_WC_LOC_LEN_ERR
-	WCLocProtErr  WCStatus = C.IBV_WC_LOC_PROT_ERR
-	WCWRFlushErr  WCStatus = C.IBV_WC_WR_FLUSH_ERR
-	WCRetryExcErr WCStatus = C.IBV_WC_RETRY_EXC_ERR
-)
-
-// String is libibverbs' text for the status, e.g. "transport retry counter exceeded".
-func (s WCStatus) String() string {
-	return C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(s)))
-}
-
-// WCOpcode says what a completion completed (enum ibv_wc_opcode).
-type WCOpcode uint32
-
-const (
-	WCSend      WCOpcode = C.IBV_WC_SEND
-	WCRDMAWrite WCOpcode = C.IBV_WC_RDMA_WRITE
-	WCRDMARead  WCOpcode = C.IBV_WC_RDMA_READ
-	WCRecv      WCOpcode = C.IBV_WC_RECV
-)
-
-func (o WCOpcode) String() string {
-	switch o {
-	case WCSend:
-		return "SEND"
-	case WCRDMAWrite:
-		return "RDMA_WRITE"
-	case WCRDMARead:
-		return "RDMA_READ"
-	case WCRecv:
-		return "RECV"
-	}
-	return fmt.Sprintf("opcode(%d)", uint32(o))
-}
-
-// WC is one work completion. Imm is the immediate in host order, valid
-// when HasImm.
-type WC struct {
-	WRID      uint64
-	Status    WCStatus
-	Opcode    WCOpcode
-	VendorErr uint32
-	ByteLen   uint32
-	Imm       uint32
-	HasImm    bool
-}
-
 // CQ is a completion queue, optionally tied to a CompChannel.
 type CQ struct {
 	cq *C.struct_ibv_cq
@@ -403,7 +353,7 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 }
 
 // Poll takes up to len(wc) (at most 16) completions without blocking.
-func (cq *CQ) Poll(wc []WC) (int, error) {
+func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	n := int(C.cv_poll(cq.cq, cq.st, C.int(len(wc))))
 	if n < 0 {
 		return 0, fmt.Errorf("ibv_poll_cq: %w", syscall.Errno(-n))
@@ -412,13 +362,13 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 	return n, nil
 }
 
-func (cq *CQ) copyWC(dst []WC, n int) {
+func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 	for i := 0; i < n; i++ {
 		w := &cq.st.wc[i]
-		dst[i] = WC{
+		dst[i] = rdma.WC{
 			WRID:      uint64(w.wr_id),
-			Status:    WCStatus(w.status),
-			Opcode:    WCOpcode(w.opcode),
+			Status:    rdma.WCStatus(w.status),
+			Opcode:    rdma.WCOpcode(w.opcode),
 			VendorErr: uint32(w.vendor_err),
 			ByteLen:   uint32(w.byte_len),
 			Imm:       uint32(w.imm),
@@ -467,7 +417,7 @@ func (cq *CQ) WaitEvent(timeout time.Duration) error {
 // ReqNotify or WaitEvent around it. otherReady reports that otherFd became
 // readable (n may then be 0). On timeout err is ErrTimeout.
 // One cgo call per wait; nothing is allocated.
-func (cq *CQ) Await(wc []WC, otherFd int, timeout time.Duration) (n int, otherReady bool, err error) {
+func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, otherReady bool, err error) {
 	if cq.ch == nil {
 		return 0, false, errors.New("CQ has no completion channel")
 	}

@@ -49,13 +49,13 @@ func TestTimeoutMillis(t *testing.T) {
 func TestLibraryTexts(t *testing.T) {
 	// The texts libibverbs, librdmacm and the C library give; rping
 	// prints them, so must rdmactl.
-	if got := WCRetryExcErr.String(); got != "transport retry counter exceeded" {
-		t.Errorf("WCRetryExcErr = %q", got)
+	if got := rdma.WCRetryExcErr.String(); got != "transport retry counter exceeded" {
+		t.Errorf("rdma.WCRetryExcErr = %q", got)
 	}
 	if got := CMEventRejected.String(); got != "RDMA_CM_EVENT_REJECTED" {
 		t.Errorf("CMEventRejected = %q", got)
 	}
-	err := &CallError{Op: "rdma_bind_addr", Errno: syscall.EADDRNOTAVAIL}
+	err := &rdma.Error{Op: "rdma_bind_addr", Errno: syscall.EADDRNOTAVAIL}
 	if got := err.Error(); got != "rdma_bind_addr: Cannot assign requested address" {
 		t.Errorf("CallError = %q", got)
 	}
@@ -84,8 +84,17 @@ func TestLookupHost(t *testing.T) {
 // carry it.
 func TestStrerrorMatchesLibc(t *testing.T) {
 	for e := syscall.Errno(1); e < 134; e++ {
-		if got, want := rdma.Strerror(e), Strerror(e); got != want {
+		if got, want := rdma.Strerror(e), libcStrerror(e); got != want {
 			t.Errorf("errno %d: rdma.Strerror %q, libc %q", int(e), got, want)
+		}
+	}
+}
+
+// The Go table must be libibverbs' own, whose words reach the user.
+func TestWCStatusTextsMatchLibibverbs(t *testing.T) {
+	for s := rdma.WCStatus(0); s < 30; s++ {
+		if got, want := s.String(), libibverbsWCStatusText(s); got != want {
+			t.Errorf("status %d: %q, libibverbs %q", s, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -14,6 +15,10 @@ type Factory struct {
 	// ConfigPath is the --config value; JSON is the global --json flag.
 	ConfigPath string
 	JSON       bool
+
+	// RDMA returns the RDMA stack; cmd/rdmactl wires pkg/cgoverbs, tests
+	// a fake. Commands copy it into their options.
+	RDMA func() rdma.Stack
 
 	config *viper.Viper
 }

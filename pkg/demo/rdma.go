@@ -110,7 +110,7 @@ type realEndpoint struct {
 	buf *cgoverbs.Buffer
 	mr  *cgoverbs.MR
 	qp  *cgoverbs.QP
-	wc  [1]cgoverbs.WC
+	wc  [1]rdma.WC
 }
 
 func (e *realEndpoint) Buffer() []byte { return e.buf.Bytes() }

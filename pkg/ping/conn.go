@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Queue sizes as rping uses them: the peer may rely on none of them, but
@@ -104,7 +105,7 @@ type conn struct {
 	recvBuf, sendBuf, rdmaBuf, startBuf *cgoverbs.Buffer
 	recvMR, sendMR, rdmaMR, startMR     *cgoverbs.MR
 
-	wc            [16]cgoverbs.WC
+	wc            [16]rdma.WC
 	sends         uint
 	seq           int  // the ping in progress (client), for messages
 	sawDisconnect bool // DISCONNECTED was handled
@@ -161,7 +162,7 @@ func (c *conn) setupQP() int {
 	capacity := cgoverbs.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}
 	if c.o.SelfQP {
 		if c.qp, err = c.pd.CreateRCQP(c.cq, c.cq, capacity); err != nil {
-			c.errorf("ibv_create_qp: %s\n", cgoverbs.Strerror(syscall.Errno(errnoOf(err))))
+			c.errorf("ibv_create_qp: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
 			return -1
 		}
 		if err = c.id.InitOwnQP(c.qp); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // failure records what went wrong first, for the one-line hint.
@@ -14,8 +15,8 @@ type failure struct {
 	event   cgoverbs.CMEventType // error CM event, when one arrived
 	status  int                  // its status
 	call    error                // a failed library call
-	wc      cgoverbs.WCStatus    // a failed work completion
-	wcOp    cgoverbs.WCOpcode
+	wc      rdma.WCStatus        // a failed work completion
+	wcOp    rdma.WCOpcode
 	timeout *timeoutError
 }
 
@@ -75,18 +76,18 @@ func hintFor(f failure, peer string, server bool) string {
 	return ""
 }
 
-func hintForCompletion(st cgoverbs.WCStatus, op cgoverbs.WCOpcode) string {
+func hintForCompletion(st rdma.WCStatus, op rdma.WCOpcode) string {
 	switch {
-	case op == cgoverbs.WCRDMARead && (st == cgoverbs.WCLocLenErr || st == cgoverbs.WCLocProtErr):
+	case op == rdma.WCRDMARead && (st == rdma.WCLocLenErr || st == rdma.WCLocProtErr):
 		return "the client's -S is larger than the server's; give both sides the same -S"
-	case st == cgoverbs.WCRetryExcErr:
+	case st == rdma.WCRetryExcErr:
 		return "the peer stopped answering (transport retries exhausted)"
 	}
 	return "a work request failed: " + st.String()
 }
 
 func hintForCall(err error, peer string) string {
-	var ce *cgoverbs.CallError
+	var ce *rdma.Error
 	if !errors.As(err, &ce) {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // State is a connection's protocol state. The numbers are rping's, which
@@ -157,15 +158,15 @@ func (m *machine) handleCM(ev cgoverbs.CMEvent, parent bool) {
 
 // handleCompletions applies one batch of work completions, as rping's
 // rping_cq_event_handler does for one completion event.
-func (m *machine) handleCompletions(wcs []cgoverbs.WC) {
+func (m *machine) handleCompletions(wcs []rdma.WC) {
 	if m.cqStopped {
 		return
 	}
 	flushed := false
 	for i := range wcs {
 		wc := &wcs[i]
-		if wc.Status != cgoverbs.WCSuccess {
-			if wc.Status == cgoverbs.WCWRFlushErr {
+		if wc.Status != rdma.WCSuccess {
+			if wc.Status == rdma.WCWRFlushErr {
 				flushed = true
 				continue
 			}
@@ -175,17 +176,17 @@ func (m *machine) handleCompletions(wcs []cgoverbs.WC) {
 			return
 		}
 		switch wc.Opcode {
-		case cgoverbs.WCSend:
+		case rdma.WCSend:
 			m.debugf("send completion\n")
-		case cgoverbs.WCRDMAWrite:
+		case rdma.WCRDMAWrite:
 			m.debugf("rdma write completion\n")
 			m.state = WriteComplete
 			m.post()
-		case cgoverbs.WCRDMARead:
+		case rdma.WCRDMARead:
 			m.debugf("rdma read completion\n")
 			m.state = ReadComplete
 			m.post()
-		case cgoverbs.WCRecv:
+		case rdma.WCRecv:
 			m.debugf("recv completion\n")
 			if !m.received(wc.ByteLen) {
 				m.errorf("recv wc error: %d\n", -1)

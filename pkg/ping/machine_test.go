@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func newTestMachine(server bool) (*machine, *bytes.Buffer) {
@@ -16,18 +17,18 @@ func newTestMachine(server bool) (*machine, *bytes.Buffer) {
 	return m, &errOut
 }
 
-func recv(n uint32) cgoverbs.WC {
-	return cgoverbs.WC{Opcode: cgoverbs.WCRecv, ByteLen: n}
+func recv(n uint32) rdma.WC {
+	return rdma.WC{Opcode: rdma.WCRecv, ByteLen: n}
 }
 
 func TestClientGoAheadsAdvanceThePing(t *testing.T) {
 	m, _ := newTestMachine(false)
 	m.state = ReadAdv
-	m.handleCompletions([]cgoverbs.WC{{Opcode: cgoverbs.WCSend}, recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{{Opcode: rdma.WCSend}, recv(InfoSize)})
 	if m.state != WriteAdv || m.posts != 1 {
 		t.Fatalf("after first go-ahead: state %v posts %d", m.state, m.posts)
 	}
-	m.handleCompletions([]cgoverbs.WC{recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{recv(InfoSize)})
 	if m.state != WriteComplete || m.posts != 2 {
 		t.Fatalf("after second go-ahead: state %v posts %d", m.state, m.posts)
 	}
@@ -37,19 +38,19 @@ func TestServerTellsSourceFromSinkAdvertisements(t *testing.T) {
 	m, _ := newTestMachine(true)
 	m.state = ConnectRequest
 	BufferInfo{Addr: 0xabc, RKey: 7, Size: 64}.Encode(m.inbox)
-	m.handleCompletions([]cgoverbs.WC{recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{recv(InfoSize)})
 	if m.state != ReadAdv || m.remote != (BufferInfo{Addr: 0xabc, RKey: 7, Size: 64}) {
 		t.Fatalf("first advertisement: state %v remote %+v", m.state, m.remote)
 	}
-	m.handleCompletions([]cgoverbs.WC{{Opcode: cgoverbs.WCRDMARead}})
+	m.handleCompletions([]rdma.WC{{Opcode: rdma.WCRDMARead}})
 	if m.state != ReadComplete {
 		t.Fatalf("after read: %v", m.state)
 	}
-	m.handleCompletions([]cgoverbs.WC{recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{recv(InfoSize)})
 	if m.state != WriteAdv {
 		t.Fatalf("sink advertisement: %v", m.state)
 	}
-	m.handleCompletions([]cgoverbs.WC{{Opcode: cgoverbs.WCRDMAWrite}, recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{{Opcode: rdma.WCRDMAWrite}, recv(InfoSize)})
 	if m.state != ReadAdv || m.posts != 5 {
 		t.Fatalf("write then next ping: state %v posts %d", m.state, m.posts)
 	}
@@ -57,7 +58,7 @@ func TestServerTellsSourceFromSinkAdvertisements(t *testing.T) {
 
 func TestBogusMessageFailsTheConnection(t *testing.T) {
 	m, errOut := newTestMachine(false)
-	m.handleCompletions([]cgoverbs.WC{recv(8)})
+	m.handleCompletions([]rdma.WC{recv(8)})
 	if got, want := errOut.String(), "Received bogus data, size 8\nrecv wc error: -1\n"; got != want {
 		t.Fatalf("stderr %q, want %q", got, want)
 	}
@@ -68,21 +69,21 @@ func TestBogusMessageFailsTheConnection(t *testing.T) {
 
 func TestFailedCompletion(t *testing.T) {
 	m, errOut := newTestMachine(true)
-	m.handleCompletions([]cgoverbs.WC{{Opcode: cgoverbs.WCRDMARead, Status: cgoverbs.WCLocProtErr}})
+	m.handleCompletions([]rdma.WC{{Opcode: rdma.WCRDMARead, Status: rdma.WCLocProtErr}})
 	// The message the real rping server printed in the lab when a client
 	// advertised more than the server's -S.
 	if got, want := errOut.String(), "cq completion failed status 4\n"; got != want {
 		t.Fatalf("stderr %q, want %q", got, want)
 	}
-	if m.state != Failed || m.failure.wc != cgoverbs.WCLocProtErr {
+	if m.state != Failed || m.failure.wc != rdma.WCLocProtErr {
 		t.Fatalf("state %v failure %+v", m.state, m.failure)
 	}
 }
 
 func TestFlushStopsCompletionHandling(t *testing.T) {
 	m, errOut := newTestMachine(false)
-	m.handleCompletions([]cgoverbs.WC{{Status: cgoverbs.WCWRFlushErr}})
-	m.handleCompletions([]cgoverbs.WC{recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{{Status: rdma.WCWRFlushErr}})
+	m.handleCompletions([]rdma.WC{recv(InfoSize)})
 	if !m.cqStopped || m.posts != 0 || errOut.Len() != 0 {
 		t.Fatalf("cqStopped %v posts %d stderr %q", m.cqStopped, m.posts, errOut)
 	}
@@ -91,7 +92,7 @@ func TestFlushStopsCompletionHandling(t *testing.T) {
 func TestRepostFailure(t *testing.T) {
 	m, errOut := newTestMachine(false)
 	m.repostRecv = func() error { return errors.New("boom") }
-	m.handleCompletions([]cgoverbs.WC{recv(InfoSize)})
+	m.handleCompletions([]rdma.WC{recv(InfoSize)})
 	if got, want := errOut.String(), "post recv error: -1\n"; got != want {
 		t.Fatalf("stderr %q, want %q", got, want)
 	}
@@ -145,7 +146,7 @@ func TestAddrResolvedStartsRouteResolution(t *testing.T) {
 	if !started || m.state != AddrResolved || m.posts != 0 {
 		t.Fatalf("started %v state %v posts %d", started, m.state, m.posts)
 	}
-	m.resolveRoute = func() error { return &cgoverbs.CallError{Op: "rdma_resolve_route", Errno: 22} }
+	m.resolveRoute = func() error { return &rdma.Error{Op: "rdma_resolve_route", Errno: 22} }
 	m.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventAddrResolved}, true)
 	if got, want := errOut.String(), "rdma_resolve_route: Invalid argument\n"; got != want {
 		t.Fatalf("stderr %q, want %q", got, want)
@@ -157,7 +158,7 @@ func TestAddrResolvedStartsRouteResolution(t *testing.T) {
 
 func TestCompletionHandlingDoesNotAllocate(t *testing.T) {
 	m, _ := newTestMachine(false)
-	wcs := []cgoverbs.WC{{Opcode: cgoverbs.WCSend}, recv(InfoSize)}
+	wcs := []rdma.WC{{Opcode: rdma.WCSend}, recv(InfoSize)}
 	n := testing.AllocsPerRun(100, func() {
 		m.state = ReadAdv
 		m.handleCompletions(wcs)

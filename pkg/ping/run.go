@@ -20,6 +20,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 const (
@@ -97,7 +98,7 @@ func (r *runner) run() int {
 		if errors.Is(err, syscall.ENODEV) {
 			r.errorf("No RDMA devices were detected\n")
 		} else {
-			r.errorf("failed to create RDMA CM event channel: %s\n", cgoverbs.Strerror(syscall.Errno(errnoOf(err))))
+			r.errorf("failed to create RDMA CM event channel: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
 		}
 		r.failure.note(failure{call: err})
 		return errnoOf(err)
@@ -272,7 +273,7 @@ func (r *runner) connect(c *conn) int {
 	}
 	if r.o.SelfQP {
 		if err := c.id.ReadyOwnQP(c.qp); err != nil {
-			r.errorf("rping_modify_qp: %s\n", cgoverbs.Strerror(syscall.Errno(errnoOf(err))))
+			r.errorf("rping_modify_qp: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
 			return errnoOf(err)
 		}
 		if err := c.id.Establish(); err != nil {

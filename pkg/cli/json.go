@@ -1,0 +1,16 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// WriteJSON is rdmactl's one JSON output path: commands hand it their
+// document and it writes it to w, indented by two spaces, with a final
+// newline and without HTML escaping (addresses and hints stay readable).
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

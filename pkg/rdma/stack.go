@@ -1,0 +1,32 @@
+package rdma
+
+// Stack is the one seam between rdmactl's commands and the RDMA stack
+// (libibverbs and librdmacm). cmd/rdmactl wires pkg/cgoverbs's Stack into
+// the factory; tests hand commands a fake. Commands may declare narrower
+// interfaces of their own over these types.
+type Stack interface {
+	Verbs
+	CM
+}
+
+// Verbs lists and opens devices (libibverbs).
+type Verbs interface {
+	// DeviceList is ibv_get_device_list.
+	DeviceList() ([]DeviceEntry, error)
+	// Open opens the named device.
+	Open(name string) (Device, error)
+}
+
+// Device is an open device.
+type Device interface {
+	// QueryDevice is ibv_query_device_ex plus the transport, board_id and
+	// number of completion vectors of the device.
+	QueryDevice() (DeviceAttr, error)
+	// QueryPort is ibv_query_port.
+	QueryPort(port uint8) (PortAttr, error)
+	// QueryGIDEntry is ibv_query_gid_ex; ErrNoGID for an empty slot.
+	QueryGIDEntry(port uint8, index uint32) (GIDEntry, error)
+	// RC makes the RC demo's resources on this device (rc.go).
+	RC
+	Close() error
+}
