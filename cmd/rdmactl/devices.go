@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
@@ -20,7 +19,7 @@ func newCmdDevices(f *cli.Factory, runF func(*devinfo.DevicesOptions) error) *co
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.RunDevices(cgoverbs.Verbs{}, *opts, f.IO.Out, f.IO.ErrOut)
+			return devinfo.RunDevices(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
 		},
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
@@ -30,7 +29,7 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.Run(cgoverbs.Verbs{}, *opts, f.IO.Out, f.IO.ErrOut)
+			return devinfo.Run(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
 		},
 	}
 	fl := cmd.Flags()

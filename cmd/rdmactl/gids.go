@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/gids"
 )
@@ -31,7 +30,7 @@ GID index (-g) to use on the host that has that address.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return gids.Run(cgoverbs.Verbs{}, *opts, f.IO)
+			return gids.Run(f.RDMA(), *opts, f.IO)
 		},
 	}
 	fl := cmd.Flags()

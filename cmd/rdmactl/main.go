@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // version is set by the Makefile with -ldflags.
@@ -14,7 +16,7 @@ var version = "dev"
 
 func main() {
 	ios := cli.System()
-	f := &cli.Factory{IO: ios, Version: version}
+	f := &cli.Factory{IO: ios, Version: version, RDMA: func() rdma.Stack { return cgoverbs.Stack{} }}
 	root := newCmdRoot(f)
 	err := root.Execute()
 	if err != nil && !cli.IsSilent(err) {

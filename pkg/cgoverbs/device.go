@@ -21,16 +21,11 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// Verbs is this machine's libibverbs as the devinfo.Source that the
-// devinfo, devices and gids commands read.
-type Verbs struct{}
-
 // DeviceList lists the devices; a failure reads as perror would print it.
-func (Verbs) DeviceList() ([]rdma.DeviceEntry, error) {
+func (Stack) DeviceList() ([]rdma.DeviceEntry, error) {
 	devs, err := Devices()
 	if err != nil {
 		var errno syscall.Errno
@@ -47,7 +42,7 @@ func (Verbs) DeviceList() ([]rdma.DeviceEntry, error) {
 }
 
 // Open opens the named device.
-func (Verbs) Open(name string) (devinfo.Device, error) {
+func (Stack) Open(name string) (rdma.Device, error) {
 	ctx, err := Open(name)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func (s *Source) DeviceList() ([]rdma.DeviceEntry, error) {
 }
 
 // Open opens a device of the report.
-func (s *Source) Open(name string) (devinfo.Device, error) {
+func (s *Source) Open(name string) (rdma.Device, error) {
 	if err := s.Fail["open "+name]; err != nil {
 		return nil, err
 	}
