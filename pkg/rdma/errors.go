@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"errors"
 	"strings"
 	"syscall"
 )
@@ -34,3 +35,13 @@ func Strerror(e syscall.Errno) string {
 }
 
 var glibcOnly = map[syscall.Errno]string{133: "Memory page has hardware error"}
+
+// ErrnoOf is the errno an error carries, as a C caller would see it in
+// errno, or -1 when it carries none.
+func ErrnoOf(err error) int {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return int(errno)
+	}
+	return -1
+}
