@@ -109,3 +109,109 @@ func TestTwoHostsDemo(t *testing.T) {
 		})
 	}
 }
+
+// nvidiaMessage is what NVIDIA's public RDMA_RC_example sends: 17
+// characters, 18 bytes with the NUL, where the seed's ibv_demo sends 16.
+const nvidiaMessage = "SEDN operation   "
+
+// nvidiaPeer is rdmactl standing in for that variant: it SENDs its
+// message and moves 18 bytes in every transfer, as the C program built
+// with that MSG does (the hidden --send-message knob).
+func nvidiaPeer(args []string) []string {
+	return append(args, "--send-message", nvidiaMessage)
+}
+
+// checkNVIDIAInterop asserts a successful run against the 18-byte variant:
+// the client printed the message that arrived, whole.
+func checkNVIDIAInterop(t *testing.T, srv, cli result) {
+	t.Helper()
+	if srv.Code != 0 || cli.Code != 0 {
+		t.Fatalf("demo with the 18-byte variant failed: server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+	}
+	for _, r := range []result{srv, cli} {
+		if !strings.Contains(r.Stdout, "test result is 0") || strings.Contains(r.Stderr, "hint:") {
+			t.Errorf("want test result 0 and no hint:\n%s%s", r.Stdout, r.Stderr)
+		}
+	}
+	if !strings.Contains(srv.Stdout, "Contents of server buffer: 'RDMA write operati") {
+		t.Errorf("server output lacks the client's 18-byte write:\n%s", srv.Stdout)
+	}
+	if !strings.Contains(cli.Stdout, "Contents of server's buffer: 'RDMA read operat") {
+		t.Errorf("client output lacks the RDMA read:\n%s", cli.Stdout)
+	}
+}
+
+// TestSingleDemoNVIDIAVariant (issue 9, item 1): rdmactl works with a peer
+// that sends NVIDIA's 18-byte "SEDN operation   ", in both roles.
+func TestSingleDemoNVIDIAVariant(t *testing.T) {
+	requireRole(t, "single")
+	t.Run("rdmactl-client", func(t *testing.T) {
+		port := 19930
+		s := start(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("", "1", port))...)
+		waitTCPListen(t, port)
+		cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", "1", port)...)
+		srv := s.wait(t)
+		checkNVIDIAInterop(t, srv, cli)
+		if want := "Message is: '" + nvidiaMessage + "'\n"; !strings.Contains(cli.Stdout, want) {
+			t.Errorf("client output lacks %q:\n%s", want, cli.Stdout)
+		}
+	})
+	t.Run("rdmactl-server", func(t *testing.T) {
+		port := 19931
+		s := start(t, 2*time.Minute, rdmactl, demoArgs("", "1", port)...)
+		waitTCPListen(t, port)
+		cli := run(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("10.9.0.1", "1", port))...)
+		checkNVIDIAInterop(t, s.wait(t), cli)
+	})
+}
+
+// TestSingleDemoRemoteAccessError (issue 9, item 8): a server that sends a
+// wrong rkey makes the client's RDMA read fail with WC status 0xa. The hint
+// must follow from that — the peer refused the access — and not blame the
+// GIDs, which were fine.
+func TestSingleDemoRemoteAccessError(t *testing.T) {
+	requireRole(t, "single")
+	port := 19932
+	s := start(t, 2*time.Minute, rdmactl, append(demoArgs("", "1", port), "--advertise-rkey", "0xdeadbe00")...)
+	waitTCPListen(t, port)
+	cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", "1", port)...)
+	srv := s.wait(t)
+	if cli.Code != 1 || srv.Code != 1 {
+		t.Fatalf("want exit 1 on both sides: server %d\n%s%s\nclient %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+	}
+	if !strings.Contains(cli.Stderr, "got bad completion with status: 0xa,") {
+		t.Fatalf("client did not see a remote access error:\n%s%s", cli.Stdout, cli.Stderr)
+	}
+	for side, r := range map[string]result{"server": srv, "client": cli} {
+		if strings.Contains(r.Stderr, "GID") || strings.Contains(r.Stderr, "RoCE") {
+			t.Errorf("%s blames the GIDs for a remote access error:\n%s", side, r.Stderr)
+		}
+	}
+	if !strings.Contains(cli.Stderr, "hint: ") || !strings.Contains(cli.Stderr, "rkey") {
+		t.Errorf("client hint should say the peer refused the access (its rkey or address):\n%s", cli.Stderr)
+	}
+}
+
+// TestNoRxeDemoNoDevice (issue 9, item 7): with no RDMA device at all the
+// server must not wait for a peer: one line naming the problem and
+// `rdmactl doctor`, exit 1, at once.
+func TestNoRxeDemoNoDevice(t *testing.T) {
+	requireRole(t, "single")
+	if devs := run(t, 30*time.Second, "ibv_devices"); strings.Contains(devs.Stdout, "rxe") {
+		t.Fatalf("the lab has RDMA devices; this test needs none:\n%s", devs.Stdout)
+	}
+	for _, args := range [][]string{demoArgs("", "1", 19933), demoArgs("10.9.0.1", "1", 19934)} {
+		begin := time.Now()
+		r := run(t, time.Minute, rdmactl, append(args, "--timeout", "30s")...)
+		msg := strings.TrimRight(r.Stderr, "\n")
+		if r.Code != 1 || strings.Contains(msg, "\n") || !strings.Contains(msg, "rdmactl doctor") || !strings.Contains(msg, "RDMA device") {
+			t.Errorf("%v: want exit 1 and one line naming the missing device and rdmactl doctor, got exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout, "waiting on port") {
+			t.Errorf("%v waited for a peer with no device:\n%s", args, r.Stdout)
+		}
+		if took := time.Since(begin); took > 10*time.Second {
+			t.Errorf("%v took %v to fail", args, took)
+		}
+	}
+}

@@ -53,3 +53,26 @@ func TestTwoHostsPingInteropWithRping(t *testing.T) {
 	ourSrv, _ := crossPing(t, rdmactl, "rping", flags)
 	sameResult(t, "rdmactl server on A against rping client on B", realSrv, ourSrv)
 }
+
+// TestTwoHostsDemoNVIDIAVariant (issue 9, item 1) across the link: a peer
+// that sends NVIDIA's 18-byte message, on either side.
+func TestTwoHostsDemoNVIDIAVariant(t *testing.T) {
+	requireRole(t, "a")
+	t.Run("rdmactl-client", func(t *testing.T) {
+		port := 19935
+		s := start(t, 3*time.Minute, rdmactl, nvidiaPeer(demoArgs("", "1", port))...)
+		waitTCPListen(t, port)
+		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, demoArgs("10.9.1.1", "1", port)...)))
+		checkNVIDIAInterop(t, s.wait(t), cli)
+		if want := "Message is: '" + nvidiaMessage + "'\n"; !strings.Contains(cli.Stdout, want) {
+			t.Errorf("client output lacks %q:\n%s", want, cli.Stdout)
+		}
+	})
+	t.Run("rdmactl-server", func(t *testing.T) {
+		port := 19936
+		s := start(t, 3*time.Minute, rdmactl, demoArgs("", "1", port)...)
+		waitTCPListen(t, port)
+		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, nvidiaPeer(demoArgs("10.9.1.1", "1", port))...)))
+		checkNVIDIAInterop(t, s.wait(t), cli)
+	})
+}

@@ -19,6 +19,7 @@ type DemoOptions struct {
 
 func newCmdDemo(f *cli.Factory, runF func(*DemoOptions) error) *cobra.Command {
 	var timeout time.Duration
+	var advertiseRKey int64
 	cmd := &cobra.Command{
 		Use:   "demo [SERVER]",
 		Short: "Run the RC verbs demo (RDMA_RC_example / ibv_demo): SEND, RDMA read and write over one QP",
@@ -74,6 +75,11 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 			if timeout <= 0 {
 				return cli.Usagef("invalid --timeout %v: must be positive", timeout)
 			}
+			opts.Message, _ = cmd.Flags().GetString("send-message")
+			if cmd.Flags().Changed("advertise-rkey") {
+				rkey := uint32(advertiseRKey)
+				opts.AdvertiseRKey = &rkey
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -86,6 +92,13 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 	fl.StringP("gid-idx", "g", "", `GID index for the GRH, or "auto" (default: none, no GRH)`)
 	fl.IntP("port", "p", 19875, "TCP port to listen on or connect to")
 	fl.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the peer: for the client to connect, and at each exchange")
+	// Test-only: let the lab's e2e tests make rdmactl stand in for peers
+	// that behave otherwise (issue 9: NVIDIA's 18-byte "SEDN operation",
+	// a peer that sends a wrong rkey).
+	fl.String("send-message", "", "test only: the message to SEND (and its size for every transfer)")
+	fl.Int64Var(&advertiseRKey, "advertise-rkey", 0, "test only: send this rkey to the peer instead of the MR's")
+	_ = fl.MarkHidden("send-message")
+	_ = fl.MarkHidden("advertise-rkey")
 	return cmd
 }
 

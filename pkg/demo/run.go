@@ -48,7 +48,26 @@ type Options struct {
 	// exchange over the TCP connection.
 	Timeout time.Duration
 	JSON    bool
+
+	// Test-only knobs (hidden flags) that let rdmactl stand in, in the
+	// lab, for peers that behave otherwise.
+	// Message replaces the message the server SENDs; its length plus the
+	// NUL is then the size every transfer of this side moves, as in a C
+	// variant built with that MSG.
+	Message string
+	// AdvertiseRKey, when set, is sent to the peer instead of the MR's
+	// rkey: a peer whose record is wrong.
+	AdvertiseRKey *uint32
 }
+
+func (o Options) message() string {
+	if o.Message != "" {
+		return o.Message
+	}
+	return sendMsg
+}
+
+func (o Options) msgSize() uint32 { return uint32(len(o.message()) + 1) }
 
 // Run performs the demo, printing as the original does on stdout and
 // stderr (or only a JSON summary on stdout with opts.JSON). It returns nil
@@ -299,14 +318,14 @@ func (r *runner) createResources() bool {
 		return false
 	}
 	if !r.client() {
-		r.printf("going to send the message: '%s'\n", sendMsg)
+		r.printf("going to send the message: '%s'\n", r.opts.message())
 	}
 	if err != nil {
 		r.fail("ibv_reg_mr failed with mr_flags=0x%x", mrFlags)
 		return false
 	}
 	if !r.client() {
-		putCString(r.ep.Buffer(), sendMsg)
+		putCString(r.ep.Buffer(), r.opts.message())
 	}
 	r.printf("MR was registered with addr=0x%x, lkey=0x%x, rkey=0x%x, flags=0x%x\n",
 		r.ep.Addr(), r.ep.LKey(), r.ep.RKey(), mrFlags)
@@ -404,6 +423,9 @@ func (r *runner) connectQP() bool {
 		}
 	}
 	local := Record{Addr: r.ep.Addr(), RKey: r.ep.RKey(), QPNum: r.ep.QPNum(), LID: r.port.LID, GID: r.gid}
+	if r.opts.AdvertiseRKey != nil {
+		local.RKey = *r.opts.AdvertiseRKey
+	}
 	r.sum.Local = r.recordJSON(local)
 	r.printf("\nLocal LID = 0x%x\n", r.port.LID)
 	remote, err := exchangeRecords(r.conn, local, r.opts.Timeout)
@@ -427,7 +449,7 @@ func (r *runner) connectQP() bool {
 		return false
 	}
 	if r.client() {
-		if err := r.ep.PostRecv(msgSize); err != nil {
+		if err := r.ep.PostRecv(r.opts.msgSize()); err != nil {
 			r.fail("failed to post RR")
 			r.fail("failed to post RR")
 			return false
@@ -523,7 +545,7 @@ func (r *runner) gidAdvice(what string) string {
 func (r *runner) transfer() bool {
 	buf := r.ep.Buffer()
 	if !r.client() {
-		if err := r.ep.PostSend(OpSend, msgSize, 0, 0); err != nil {
+		if err := r.ep.PostSend(OpSend, r.opts.msgSize(), 0, 0); err != nil {
 			r.fail("failed to post SR")
 			r.fail("failed to post sr")
 			return false
@@ -549,7 +571,7 @@ func (r *runner) transfer() bool {
 		return false
 	}
 	if r.client() {
-		if err := r.ep.PostSend(OpRDMARead, msgSize, r.remote.Addr, r.remote.RKey); err != nil {
+		if err := r.ep.PostSend(OpRDMARead, r.opts.msgSize(), r.remote.Addr, r.remote.RKey); err != nil {
 			r.fail("failed to post SR")
 			r.fail("failed to post SR 2")
 			return false
@@ -564,7 +586,7 @@ func (r *runner) transfer() bool {
 		r.printf("Contents of server's buffer: '%s'\n", read)
 		putCString(buf, writeMsg)
 		r.printf("Now replacing it with: '%s'\n", cString(buf))
-		if err := r.ep.PostSend(OpRDMAWrite, msgSize, r.remote.Addr, r.remote.RKey); err != nil {
+		if err := r.ep.PostSend(OpRDMAWrite, r.opts.msgSize(), r.remote.Addr, r.remote.RKey); err != nil {
 			r.fail("failed to post SR")
 			r.fail("failed to post SR 3")
 			return false
