@@ -54,6 +54,7 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 				return err
 			}
 			opts := &DemoOptions{IO: f.IO, Options: demo.Options{
+				RDMA:    f.RDMA(),
 				Device:  v.GetString(cli.KeyDevice),
 				IBPort:  v.GetInt(cli.KeyIBPort),
 				TCPPort: v.GetInt(cli.KeyTCPPort),
@@ -120,5 +121,5 @@ func parseGIDIndex(s string, o *demo.Options) error {
 }
 
 func runDemo(opts *DemoOptions) error {
-	return demo.Run(opts.Options, opts.IO.Out, opts.IO.ErrOut, demo.RealVerbs{})
+	return demo.Run(opts.Options, opts.IO.Out, opts.IO.ErrOut)
 }

@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
+
+// noRDMA is the factory's RDMA for tests that only parse flags.
+func noRDMA() rdma.Stack { return nil }
 
 // runDemoCmd parses args as `rdmactl demo` would and returns the options
 // the command would run with.
@@ -17,7 +21,7 @@ func runDemoCmd(t *testing.T, args ...string) (*DemoOptions, error) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no config file of the machine
 	var out, errOut bytes.Buffer
-	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut)}
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: noRDMA}
 	var got *DemoOptions
 	cmd := newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil })
 	cmd.SetArgs(args)
@@ -90,7 +94,7 @@ func TestDemoConfigLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), ConfigPath: cfg}
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), ConfigPath: cfg, RDMA: noRDMA}
 	var got *DemoOptions
 	cmd := newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil })
 	t.Setenv("RDMACTL_TCP_PORT", "20124")

@@ -7,17 +7,16 @@ package cgoverbs
 #cgo LDFLAGS: -libverbs -lrdmacm
 #include <stdlib.h>
 #include <infiniband/verbs.h>
+#include "cverrno.h"
 */
 import "C"
 
 import (
-	"errors"
-	"fmt"
+	"syscall"
 	"unsafe"
-)
 
-// ErrNoDevices is returned when libibverbs lists no RDMA device.
-var ErrNoDevices = errors.New("no RDMA devices found")
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
 
 // Device names a device as libibverbs lists it.
 type Device struct {
@@ -30,7 +29,7 @@ func Devices() ([]Device, error) {
 	var n C.int
 	list, err := C.ibv_get_device_list(&n)
 	if list == nil {
-		return nil, fmt.Errorf("ibv_get_device_list: %w", err)
+		return nil, errnoErr("ibv_get_device_list", err, syscall.ENOMEM)
 	}
 	defer C.ibv_free_device_list(list)
 	devs := unsafe.Slice(list, int(n))
@@ -48,12 +47,12 @@ type Context struct {
 	owned bool // false when borrowed from an rdma_cm id
 }
 
-// Open opens the device called name.
+// Open opens the device called name; an unknown name is ENODEV.
 func Open(name string) (*Context, error) {
 	var n C.int
 	list, err := C.ibv_get_device_list(&n)
 	if list == nil {
-		return nil, fmt.Errorf("ibv_get_device_list: %w", err)
+		return nil, errnoErr("ibv_get_device_list", err, syscall.ENOMEM)
 	}
 	defer C.ibv_free_device_list(list)
 	for _, d := range unsafe.Slice(list, int(n)) {
@@ -62,17 +61,12 @@ func Open(name string) (*Context, error) {
 		}
 		ctx, err := C.ibv_open_device(d)
 		if ctx == nil {
-			return nil, fmt.Errorf("ibv_open_device(%s): %w", name, err)
+			return nil, errnoErr("ibv_open_device("+name+")", err, syscall.ENODEV)
 		}
 		return &Context{c: ctx, owned: true}, nil
 	}
-	return nil, fmt.Errorf("device %s: %w", name, errNoSuchDevice)
+	return nil, rdma.Errorf("ibv_open_device("+name+")", syscall.ENODEV)
 }
-
-var errNoSuchDevice = errors.New("no such RDMA device")
-
-// IsNoSuchDevice reports whether err came from Open on an unknown name.
-func IsNoSuchDevice(err error) bool { return errors.Is(err, errNoSuchDevice) }
 
 // Name is the device's name.
 func (c *Context) Name() string { return C.GoString(C.ibv_get_device_name(c.c.device)) }
@@ -84,9 +78,7 @@ func (c *Context) Close() error {
 	}
 	var err error
 	if c.owned {
-		if rc := C.ibv_close_device(c.c); rc != 0 {
-			err = fmt.Errorf("ibv_close_device: errno %d", int(rc))
-		}
+		err = callErr("ibv_close_device", C.cv_neg(C.ibv_close_device(c.c)))
 	}
 	c.c = nil
 	return err

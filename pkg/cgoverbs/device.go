@@ -3,35 +3,37 @@ package cgoverbs
 /*
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include "cverrno.h"
 
 // ibv_query_port is a macro; cgo needs a function to call.
 static int rdmactl_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
 {
-	return ibv_query_port(ctx, port, attr);
+	return cv_neg(ibv_query_port(ctx, port, attr));
+}
+
+// ibv_query_gid_ex returns the errno itself; ENODATA is an empty slot.
+static int rdmactl_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+				struct ibv_gid_entry *entry)
+{
+	return cv_neg(ibv_query_gid_ex(ctx, port, index, entry, 0));
 }
 */
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"syscall"
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// DeviceList lists the devices; a failure reads as perror would print it.
+// DeviceList lists the devices (ibv_get_device_list).
 func (Stack) DeviceList() ([]rdma.DeviceEntry, error) {
 	devs, err := Devices()
 	if err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			return nil, errors.New(rdma.Strerror(errno))
-		}
 		return nil, err
 	}
 	out := make([]rdma.DeviceEntry, len(devs))
@@ -54,8 +56,8 @@ func (Stack) Open(name string) (rdma.Device, error) {
 // completion vector count that ibv_devinfo shows with it.
 func (c *Context) QueryDevice() (rdma.DeviceAttr, error) {
 	var a C.struct_ibv_device_attr_ex
-	if rc := C.ibv_query_device_ex(c.c, nil, &a); rc != 0 {
-		return rdma.DeviceAttr{}, fmt.Errorf("ibv_query_device_ex: %w", syscall.Errno(rc))
+	if err := callErr("ibv_query_device_ex", C.cv_neg(C.ibv_query_device_ex(c.c, nil, &a))); err != nil {
+		return rdma.DeviceAttr{}, err
 	}
 	o := &a.orig_attr
 	return rdma.DeviceAttr{
@@ -187,8 +189,8 @@ func indexNUL(b []byte) int {
 // QueryPort is ibv_query_port; its failure wraps the errno it returned.
 func (c *Context) QueryPort(port uint8) (rdma.PortAttr, error) {
 	var a C.struct_ibv_port_attr
-	if rc := C.rdmactl_query_port(c.c, C.uint8_t(port), &a); rc != 0 {
-		return rdma.PortAttr{}, fmt.Errorf("ibv_query_port(%d): %w", port, syscall.Errno(rc))
+	if err := callErr(fmt.Sprintf("ibv_query_port(%d)", port), C.rdmactl_query_port(c.c, C.uint8_t(port), &a)); err != nil {
+		return rdma.PortAttr{}, err
 	}
 	return rdma.PortAttr{
 		State:         rdma.PortState(a.state),
@@ -220,12 +222,12 @@ func (c *Context) QueryPort(port uint8) (rdma.PortAttr, error) {
 // type and netdev; rdma.ErrNoGID when that slot is empty.
 func (c *Context) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error) {
 	var e C.struct_ibv_gid_entry
-	rc := C.ibv_query_gid_ex(c.c, C.uint32_t(port), C.uint32_t(index), &e, 0)
+	rc := C.rdmactl_query_gid_ex(c.c, C.uint32_t(port), C.uint32_t(index), &e)
 	switch {
-	case rc == C.ENODATA:
+	case rc == -C.ENODATA:
 		return rdma.GIDEntry{}, rdma.ErrNoGID
 	case rc != 0:
-		return rdma.GIDEntry{}, fmt.Errorf("ibv_query_gid_ex(port %d, index %d): %w", port, index, syscall.Errno(rc))
+		return rdma.GIDEntry{}, callErr(fmt.Sprintf("ibv_query_gid_ex(port %d, index %d)", port, index), rc)
 	}
 	entry := rdma.GIDEntry{
 		Index: uint32(e.gid_index),

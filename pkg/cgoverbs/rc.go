@@ -3,16 +3,8 @@ package cgoverbs
 /*
 #include <string.h>
 #include <infiniband/verbs.h>
-
-static int rc_to_init(struct ibv_qp *qp, uint8_t port, unsigned access) {
-	struct ibv_qp_attr a;
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = port;
-	a.pkey_index = 0;
-	a.qp_access_flags = access;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
+#include "cverrno.h"
+#include "qpinit.h"
 
 static int rc_to_rtr(struct ibv_qp *qp, int mtu, uint32_t dest_qpn, uint32_t rq_psn,
 		     uint8_t max_dest_rd_atomic, uint8_t min_rnr_timer, uint16_t dlid, uint8_t port,
@@ -33,8 +25,8 @@ static int rc_to_rtr(struct ibv_qp *qp, int mtu, uint32_t dest_qpn, uint32_t rq_
 		a.ah_attr.grh.sgid_index = sgid_index;
 		a.ah_attr.grh.hop_limit = hop_limit;
 	}
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	return cv_neg(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 }
 
 static int rc_to_rts(struct ibv_qp *qp, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry,
@@ -47,68 +39,29 @@ static int rc_to_rts(struct ibv_qp *qp, uint8_t timeout, uint8_t retry_cnt, uint
 	a.rnr_retry = rnr_retry;
 	a.sq_psn = sq_psn;
 	a.max_rd_atomic = max_rd_atomic;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return cv_neg(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
 }
 */
 import "C"
 
 import (
-	"fmt"
-	"syscall"
+	"errors"
 	"unsafe"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
-
-// MTU is an IB path MTU (enum ibv_mtu).
-type MTU int
-
-const (
-	MTU256  MTU = C.IBV_MTU_256
-	MTU1024 MTU = C.IBV_MTU_1024
-	MTU4096 MTU = C.IBV_MTU_4096
-)
-
-// GRH addresses the peer by GID; RoCE needs it.
-type GRH struct {
-	DGID      [16]byte // network order
-	SGIDIndex uint8
-	HopLimit  uint8
-}
-
-// RTRAttr are the values of an RC QP's INIT→RTR transition.
-type RTRAttr struct {
-	PathMTU         MTU
-	DestQPN         uint32
-	RQPSN           uint32
-	MaxDestRdAtomic uint8
-	MinRNRTimer     uint8
-	DLID            uint16
-	Port            uint8
-	GRH             *GRH // nil: LID routing only
-}
-
-// RTSAttr are the values of an RC QP's RTR→RTS transition.
-type RTSAttr struct {
-	Timeout     uint8
-	RetryCnt    uint8
-	RNRRetry    uint8
-	SQPSN       uint32
-	MaxRdAtomic uint8
-}
 
 // ModifyToInit moves a RESET QP to INIT on port (P_Key index 0) with the
 // given remote access rights.
-func (qp *QP) ModifyToInit(port int, access Access) error {
-	if rc := C.rc_to_init(qp.qp, C.uint8_t(port), C.unsigned(access)); rc != 0 {
-		return fmt.Errorf("ibv_modify_qp(INIT): %w", syscall.Errno(rc))
-	}
-	return nil
+func (qp *QP) ModifyToInit(port uint8, access Access) error {
+	return callErr("ibv_modify_qp(INIT)", C.cv_qp_to_init(qp.qp, C.uint8_t(port), C.unsigned(access)))
 }
 
 // ModifyToRTR moves an INIT QP to RTR, connecting it to its peer.
-func (qp *QP) ModifyToRTR(a RTRAttr) error {
+func (qp *QP) ModifyToRTR(a rdma.RTRAttr) error {
 	var grh C.int
-	var dgid [16]byte
+	var dgid rdma.GID
 	var sgid, hop C.uint8_t
 	if a.GRH != nil {
 		grh, dgid, sgid, hop = 1, a.GRH.DGID, C.uint8_t(a.GRH.SGIDIndex), C.uint8_t(a.GRH.HopLimit)
@@ -116,18 +69,104 @@ func (qp *QP) ModifyToRTR(a RTRAttr) error {
 	rc := C.rc_to_rtr(qp.qp, C.int(a.PathMTU), C.uint32_t(a.DestQPN), C.uint32_t(a.RQPSN),
 		C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(a.MinRNRTimer), C.uint16_t(a.DLID), C.uint8_t(a.Port),
 		grh, (*C.uint8_t)(unsafe.Pointer(&dgid[0])), sgid, hop)
-	if rc != 0 {
-		return fmt.Errorf("ibv_modify_qp(RTR): %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_modify_qp(RTR)", rc)
 }
 
 // ModifyToRTS moves an RTR QP to RTS.
-func (qp *QP) ModifyToRTS(a RTSAttr) error {
+func (qp *QP) ModifyToRTS(a rdma.RTSAttr) error {
 	rc := C.rc_to_rts(qp.qp, C.uint8_t(a.Timeout), C.uint8_t(a.RetryCnt), C.uint8_t(a.RNRRetry),
 		C.uint32_t(a.SQPSN), C.uint8_t(a.MaxRdAtomic))
-	if rc != 0 {
-		return fmt.Errorf("ibv_modify_qp(RTS): %w", syscall.Errno(rc))
+	return callErr("ibv_modify_qp(RTS)", rc)
+}
+
+// SetupRC is the RC demo's resources on this device (rdma.RC): a PD, a
+// one-entry CQ (there is never more than one completion outstanding) and
+// a buffer of size bytes registered with access.
+func (c *Context) SetupRC(size int, access rdma.Access) (rdma.RCEndpoint, error) {
+	e := &rcEndpoint{}
+	var err error
+	if e.pd, err = c.AllocPD(); err != nil {
+		return nil, &rdma.SetupError{Step: rdma.StepPD, Err: err}
 	}
-	return nil
+	if e.cq, err = c.CreateCQ(1, nil); err != nil {
+		e.Close()
+		return nil, &rdma.SetupError{Step: rdma.StepCQ, Err: err}
+	}
+	if e.buf, err = AllocBuffer(size); err != nil {
+		e.Close()
+		return nil, &rdma.SetupError{Step: rdma.StepBuffer, Err: err}
+	}
+	if e.mr, err = e.pd.RegMR(e.buf, access); err != nil {
+		e.Close()
+		return nil, &rdma.SetupError{Step: rdma.StepMR, Err: err}
+	}
+	return e, nil
+}
+
+// rcEndpoint is rdma.RCEndpoint over libibverbs.
+type rcEndpoint struct {
+	pd  *PD
+	cq  *CQ
+	buf *Buffer
+	mr  *MR
+	qp  *QP
+	wc  [1]rdma.WC
+}
+
+func (e *rcEndpoint) Buffer() []byte { return e.buf.Bytes() }
+func (e *rcEndpoint) Addr() uint64   { return e.buf.Addr() }
+func (e *rcEndpoint) LKey() uint32   { return e.mr.LKey() }
+func (e *rcEndpoint) RKey() uint32   { return e.mr.RKey() }
+func (e *rcEndpoint) QPNum() uint32  { return e.qp.Num() }
+
+func (e *rcEndpoint) CreateQP() error {
+	qp, err := e.pd.CreateRCQP(e.cq, e.cq, QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1, SigAll: true})
+	e.qp = qp
+	return err
+}
+
+func (e *rcEndpoint) ToInit(port uint8, access rdma.Access) error { return e.qp.ModifyToInit(port, access) }
+func (e *rcEndpoint) ToRTR(a rdma.RTRAttr) error                  { return e.qp.ModifyToRTR(a) }
+func (e *rcEndpoint) ToRTS(a rdma.RTSAttr) error                  { return e.qp.ModifyToRTS(a) }
+
+func (e *rcEndpoint) PostRecv(length uint32) error { return e.qp.PostRecv(0, e.mr.SGE(length)) }
+
+func (e *rcEndpoint) PostSend(op rdma.SendOp, length uint32, remoteAddr uint64, rkey uint32) error {
+	wr := SendWR{Local: e.mr.SGE(length), Signaled: true, RemoteAddr: remoteAddr, RKey: rkey}
+	switch op {
+	case rdma.OpSend:
+		wr.Op, wr.RemoteAddr, wr.RKey = OpSend, 0, 0
+	case rdma.OpRDMARead:
+		wr.Op = OpRDMARead
+	case rdma.OpRDMAWrite:
+		wr.Op = OpRDMAWrite
+	}
+	return e.qp.PostSend(wr)
+}
+
+func (e *rcEndpoint) Poll() (rdma.WC, bool, error) {
+	n, err := e.cq.Poll(e.wc[:])
+	if err != nil || n == 0 {
+		return rdma.WC{}, false, err
+	}
+	return e.wc[0], true, nil
+}
+
+// Close releases in the example's order: QP, MR, buffer, CQ, PD.
+func (e *rcEndpoint) Close() error {
+	var errs []error
+	if e.qp != nil {
+		errs = append(errs, e.qp.Close())
+	}
+	if e.mr != nil {
+		errs = append(errs, e.mr.Close())
+	}
+	e.buf.Close()
+	if e.cq != nil {
+		errs = append(errs, e.cq.Close())
+	}
+	if e.pd != nil {
+		errs = append(errs, e.pd.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ package cgoverbs
 #include <time.h>
 #include <endian.h>
 #include <infiniband/verbs.h>
+#include "cverrno.h"
 
 // cv_wc is a flat copy of struct ibv_wc (whose immediate sits in an
 // anonymous union cgo cannot name), with the immediate in host order.
@@ -36,6 +37,8 @@ static int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 	if (max > CV_WC_BATCH)
 		max = CV_WC_BATCH;
 	int n = ibv_poll_cq(cq, max, st->raw);
+	if (n < 0)
+		return cv_neg(n);
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *r = &st->raw[i];
 		struct cv_wc *w = &st->wc[i];
@@ -112,8 +115,9 @@ static int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq
 		if (!st->armed) {
 			// Arm, then look again: a completion that arrived between the
 			// poll and the arming raises no event.
-			if (ibv_req_notify_cq(cq, 0))
-				return -EIO;
+			int rc = ibv_req_notify_cq(cq, 0);
+			if (rc)
+				return cv_neg(rc);
 			st->armed = 1;
 			continue;
 		}
@@ -156,20 +160,20 @@ static int cv_post_send(struct ibv_qp *qp, uint64_t id, int opcode, unsigned fla
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	wr.imm_data = htobe32(imm);
-	return ibv_post_send(qp, &wr, &bad);
+	return cv_neg(ibv_post_send(qp, &wr, &bad));
 }
 
 static int cv_post_recv(struct ibv_qp *qp, uint64_t id, uint64_t addr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
 	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *bad;
-	return ibv_post_recv(qp, &wr, &bad);
+	return cv_neg(ibv_post_recv(qp, &wr, &bad));
 }
 
 static int cv_qp_to_error(struct ibv_qp *qp) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof a);
 	a.qp_state = IBV_QPS_ERR;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	return cv_neg(ibv_modify_qp(qp, &a, IBV_QP_STATE));
 }
 */
 import "C"
@@ -196,7 +200,7 @@ type PD struct {
 func (c *Context) AllocPD() (*PD, error) {
 	pd, err := C.ibv_alloc_pd(c.c)
 	if pd == nil {
-		return nil, fmt.Errorf("ibv_alloc_pd: %w", errnoOr(err, syscall.ENOMEM))
+		return nil, errnoErr("ibv_alloc_pd", err, syscall.ENOMEM)
 	}
 	return &PD{pd: pd}, nil
 }
@@ -206,12 +210,9 @@ func (pd *PD) Close() error {
 	if pd == nil || pd.pd == nil {
 		return nil
 	}
-	rc := C.ibv_dealloc_pd(pd.pd)
+	rc := C.cv_neg(C.ibv_dealloc_pd(pd.pd))
 	pd.pd = nil
-	if rc != 0 {
-		return fmt.Errorf("ibv_dealloc_pd: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_dealloc_pd", rc)
 }
 
 // Buffer is page-aligned, zeroed C memory: memory regions must not point
@@ -228,7 +229,7 @@ func AllocBuffer(n int) (*Buffer, error) {
 	}
 	var p unsafe.Pointer
 	if rc := C.posix_memalign(&p, C.size_t(syscall.Getpagesize()), C.size_t(n)); rc != 0 {
-		return nil, fmt.Errorf("posix_memalign(%d): %w", n, syscall.Errno(rc))
+		return nil, rdma.Errorf(fmt.Sprintf("posix_memalign(%d)", n), syscall.Errno(rc))
 	}
 	C.memset(p, 0, C.size_t(n))
 	return &Buffer{p: p, bytes: unsafe.Slice((*byte)(p), n)}, nil
@@ -250,7 +251,7 @@ func (b *Buffer) Close() {
 }
 
 // Access is a set of IBV_ACCESS_* flags for memory registration.
-type Access uint32
+type Access = rdma.Access
 
 const (
 	AccessLocalWrite  Access = C.IBV_ACCESS_LOCAL_WRITE
@@ -270,7 +271,7 @@ type MR struct {
 func (pd *PD) RegMR(b *Buffer, access Access) (*MR, error) {
 	mr, err := C.cv_reg_mr(pd.pd, b.p, C.size_t(len(b.bytes)), C.int(access))
 	if mr == nil {
-		return nil, fmt.Errorf("ibv_reg_mr(%d bytes): %w", len(b.bytes), errnoOr(err, syscall.ENOMEM))
+		return nil, errnoErr(fmt.Sprintf("ibv_reg_mr(%d bytes)", len(b.bytes)), err, syscall.ENOMEM)
 	}
 	return &MR{mr: mr, addr: b.Addr(), n: len(b.bytes), lkey: uint32(mr.lkey), rkey: uint32(mr.rkey)}, nil
 }
@@ -288,12 +289,9 @@ func (m *MR) Close() error {
 	if m == nil || m.mr == nil {
 		return nil
 	}
-	rc := C.ibv_dereg_mr(m.mr)
+	rc := C.cv_neg(C.ibv_dereg_mr(m.mr))
 	m.mr = nil
-	if rc != 0 {
-		return fmt.Errorf("ibv_dereg_mr: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_dereg_mr", rc)
 }
 
 // CompChannel delivers completion events; its fd can be polled.
@@ -305,7 +303,7 @@ type CompChannel struct {
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	ch, err := C.ibv_create_comp_channel(c.c)
 	if ch == nil {
-		return nil, fmt.Errorf("ibv_create_comp_channel: %w", errnoOr(err, syscall.ENOMEM))
+		return nil, errnoErr("ibv_create_comp_channel", err, syscall.ENOMEM)
 	}
 	return &CompChannel{ch: ch}, nil
 }
@@ -318,12 +316,9 @@ func (ch *CompChannel) Close() error {
 	if ch == nil || ch.ch == nil {
 		return nil
 	}
-	rc := C.ibv_destroy_comp_channel(ch.ch)
+	rc := C.cv_neg(C.ibv_destroy_comp_channel(ch.ch))
 	ch.ch = nil
-	if rc != 0 {
-		return fmt.Errorf("ibv_destroy_comp_channel: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_destroy_comp_channel", rc)
 }
 
 // CQ is a completion queue, optionally tied to a CompChannel.
@@ -342,12 +337,12 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	}
 	st := (*C.struct_cv_cq_state)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_cv_cq_state{}))))
 	if st == nil {
-		return nil, fmt.Errorf("ibv_create_cq: %w", syscall.ENOMEM)
+		return nil, rdma.Errorf("ibv_create_cq", syscall.ENOMEM)
 	}
 	cq, err := C.ibv_create_cq(c.c, C.int(cqe), nil, cch, 0)
 	if cq == nil {
 		C.free(unsafe.Pointer(st))
-		return nil, fmt.Errorf("ibv_create_cq(%d): %w", cqe, errnoOr(err, syscall.ENOMEM))
+		return nil, errnoErr(fmt.Sprintf("ibv_create_cq(%d)", cqe), err, syscall.ENOMEM)
 	}
 	return &CQ{cq: cq, ch: ch, st: st}, nil
 }
@@ -356,7 +351,7 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	n := int(C.cv_poll(cq.cq, cq.st, C.int(len(wc))))
 	if n < 0 {
-		return 0, fmt.Errorf("ibv_poll_cq: %w", syscall.Errno(-n))
+		return 0, callErr("ibv_poll_cq", C.int(n))
 	}
 	cq.copyWC(wc, n)
 	return n, nil
@@ -377,44 +372,9 @@ func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 	}
 }
 
-// ReqNotify asks for an event on the channel at the next completion (or
-// next solicited one).
-func (cq *CQ) ReqNotify(solicitedOnly bool) error {
-	so := C.int(0)
-	if solicitedOnly {
-		so = 1
-	}
-	if rc := C.ibv_req_notify_cq(cq.cq, so); rc != 0 {
-		return fmt.Errorf("ibv_req_notify_cq: %w", syscall.Errno(rc))
-	}
-	cq.st.armed = 1
-	return nil
-}
-
-// WaitEvent blocks until the CQ's channel reports an event for this CQ,
-// then acknowledges it. A negative timeout waits forever; on timeout it
-// returns ErrTimeout. Call ReqNotify again before the next wait.
-func (cq *CQ) WaitEvent(timeout time.Duration) error {
-	if cq.ch == nil {
-		return errors.New("CQ has no completion channel")
-	}
-	ready := C.cv_wait_fds(cq.ch.ch.fd, -1, timeoutMillis(timeout))
-	switch {
-	case ready < 0:
-		return fmt.Errorf("poll: %w", syscall.Errno(-ready))
-	case ready == 0:
-		return ErrTimeout
-	}
-	if rc := C.cv_take_event(cq.cq, cq.ch.ch, cq.st); rc != 0 {
-		return fmt.Errorf("ibv_get_cq_event: %w", syscall.Errno(-rc))
-	}
-	return nil
-}
-
 // Await returns completions, blocking on the completion channel — and on
 // otherFd too when it is >= 0 — for at most timeout (negative = forever).
-// It polls first and arms notification itself, so callers never call
-// ReqNotify or WaitEvent around it. otherReady reports that otherFd became
+// It polls first and arms notification itself. otherReady reports that otherFd became
 // readable (n may then be 0). On timeout err is ErrTimeout.
 // One cgo call per wait; nothing is allocated.
 func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, otherReady bool, err error) {
@@ -426,7 +386,7 @@ func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, ot
 		if syscall.Errno(-rc) == syscall.ETIMEDOUT {
 			return 0, false, ErrTimeout
 		}
-		return 0, false, fmt.Errorf("waiting for completions: %w", syscall.Errno(-rc))
+		return 0, false, callErr("waiting for completions", C.int(rc))
 	}
 	cq.copyWC(wc, rc)
 	return rc, cq.st.other_ready != 0, nil
@@ -440,13 +400,10 @@ func (cq *CQ) Close() error {
 	if cq == nil || cq.cq == nil {
 		return nil
 	}
-	rc := C.ibv_destroy_cq(cq.cq)
+	rc := C.cv_neg(C.ibv_destroy_cq(cq.cq))
 	C.free(unsafe.Pointer(cq.st))
 	cq.cq, cq.st = nil, nil
-	if rc != 0 {
-		return fmt.Errorf("ibv_destroy_cq: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_destroy_cq", rc)
 }
 
 // QPCap sizes a queue pair. SigAll makes every send signalled.
@@ -467,7 +424,7 @@ func (pd *PD) CreateRCQP(send, recv *CQ, cap QPCap) (*QP, error) {
 	attr := cap.initAttr(send, recv)
 	qp, err := C.ibv_create_qp(pd.pd, &attr)
 	if qp == nil {
-		return nil, fmt.Errorf("ibv_create_qp: %w", errnoOr(err, syscall.EINVAL))
+		return nil, errnoErr("ibv_create_qp", err, syscall.EINVAL)
 	}
 	return &QP{qp: qp}, nil
 }
@@ -492,10 +449,7 @@ func (qp *QP) Num() uint32 { return uint32(qp.qp.qp_num) }
 
 // ToError moves the QP to the error state, flushing its outstanding work.
 func (qp *QP) ToError() error {
-	if rc := C.cv_qp_to_error(qp.qp); rc != 0 {
-		return fmt.Errorf("ibv_modify_qp(ERR): %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_modify_qp(ERR)", C.cv_qp_to_error(qp.qp))
 }
 
 // Close destroys the QP.
@@ -508,12 +462,9 @@ func (qp *QP) Close() error {
 		qp.qp, qp.cm = nil, nil
 		return nil
 	}
-	rc := C.ibv_destroy_qp(qp.qp)
+	rc := C.cv_neg(C.ibv_destroy_qp(qp.qp))
 	qp.qp = nil
-	if rc != 0 {
-		return fmt.Errorf("ibv_destroy_qp: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_destroy_qp", rc)
 }
 
 // SGE is one scatter/gather entry.
@@ -556,19 +507,13 @@ func (qp *QP) PostSend(wr SendWR) error {
 	rc := C.cv_post_send(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), flags,
 		C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
 		C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm))
-	if rc != 0 {
-		return fmt.Errorf("ibv_post_send: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_post_send", rc)
 }
 
 // PostRecv posts one receive buffer.
 func (qp *QP) PostRecv(id uint64, sge SGE) error {
 	rc := C.cv_post_recv(qp.qp, C.uint64_t(id), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey))
-	if rc != 0 {
-		return fmt.Errorf("ibv_post_recv: %w", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_post_recv", rc)
 }
 
 // timeoutMillis turns a Go timeout into poll(2)'s: negative = forever,
@@ -591,10 +536,20 @@ func cBool(b bool) C.int {
 	return 0
 }
 
-// errnoOr returns err when a C call set errno, otherwise fallback.
-func errnoOr(err error, fallback syscall.Errno) error {
-	if err != nil {
-		return err
+// callErr wraps what a C helper returned, 0 or -errno, as rdma.Error.
+func callErr(op string, rc C.int) error {
+	if rc == 0 {
+		return nil
 	}
-	return fallback
+	return rdma.Errorf(op, syscall.Errno(-rc))
+}
+
+// errnoErr wraps the errno a C call that returns a pointer left behind
+// (cgo's second result) as rdma.Error; fallback only when it set none.
+func errnoErr(op string, err error, fallback syscall.Errno) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno == 0 {
+		errno = fallback
+	}
+	return rdma.Errorf(op, errno)
 }

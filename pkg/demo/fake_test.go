@@ -18,7 +18,7 @@ type fabric struct {
 	// gids is every device's GID table (port 1).
 	gids map[string][]rdma.GIDEntry
 	// failSetup makes Setup fail at a step.
-	failSetup *SetupStep
+	failSetup *rdma.SetupStep
 	// dropSends loses every SEND (the peer's receive never completes).
 	dropSends bool
 }
@@ -30,12 +30,22 @@ func newFabric() *fabric {
 type fakeVerbs struct {
 	f       *fabric
 	devices []string
-	port    Port
+	port    rdma.PortAttr
+	listErr error
 }
 
-func (v *fakeVerbs) DeviceNames() ([]string, error) { return v.devices, nil }
+func (v *fakeVerbs) DeviceList() ([]rdma.DeviceEntry, error) {
+	if v.listErr != nil {
+		return nil, v.listErr
+	}
+	var out []rdma.DeviceEntry
+	for _, d := range v.devices {
+		out = append(out, rdma.DeviceEntry{Name: d})
+	}
+	return out, nil
+}
 
-func (v *fakeVerbs) Open(name string) (Device, error) {
+func (v *fakeVerbs) Open(name string) (rdma.Device, error) {
 	for _, d := range v.devices {
 		if d == name {
 			return &fakeDevice{f: v.f, name: name, port: v.port}, nil
@@ -47,40 +57,39 @@ func (v *fakeVerbs) Open(name string) (Device, error) {
 type fakeDevice struct {
 	f    *fabric
 	name string
-	port Port
+	port rdma.PortAttr
 }
 
-func (d *fakeDevice) QueryPort(port int) (Port, error) {
+func (d *fakeDevice) QueryDevice() (rdma.DeviceAttr, error) {
+	return rdma.DeviceAttr{PhysPortCnt: 1}, nil
+}
+
+func (d *fakeDevice) QueryPort(port uint8) (rdma.PortAttr, error) {
 	if port != 1 {
-		return Port{}, errors.New("invalid port")
+		return rdma.PortAttr{}, errors.New("invalid port")
 	}
-	return d.port, nil
+	p := d.port
+	p.GIDTblLen = 16
+	return p, nil
 }
 
-func (d *fakeDevice) QueryGID(port, index int) (GID, error) {
+func (d *fakeDevice) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error) {
 	if port != 1 || index >= 16 {
-		return GID{}, errors.New("invalid argument")
+		return rdma.GIDEntry{}, errors.New("invalid argument")
 	}
 	for _, e := range d.f.gids[d.name] {
-		if int(e.Index) == index {
-			return GID(e.GID), nil
+		if e.Index == index {
+			return e, nil
 		}
 	}
-	return GID{}, nil
-}
-
-func (d *fakeDevice) GIDTable(port int) ([]rdma.GIDEntry, error) {
-	if port != 1 {
-		return nil, errors.New("invalid port")
-	}
-	return d.f.gids[d.name], nil
+	return rdma.GIDEntry{}, rdma.ErrNoGID
 }
 
 func (d *fakeDevice) Close() error { return nil }
 
-func (d *fakeDevice) Setup(size int) (Endpoint, error) {
+func (d *fakeDevice) SetupRC(size int, access rdma.Access) (rdma.RCEndpoint, error) {
 	if d.f.failSetup != nil {
-		return nil, &SetupError{*d.f.failSetup, errors.New("injected")}
+		return nil, &rdma.SetupError{Step: *d.f.failSetup, Err: errors.New("injected")}
 	}
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
@@ -96,12 +105,12 @@ type fakeEndpoint struct {
 	addr      uint64
 	key       uint32
 	qpn       uint32
-	sgid      GID
+	sgid      rdma.GID
 	dest      uint32
 	state     string
 	recvLen   uint32
 	recvReady bool
-	cq        []Completion
+	cq        []rdma.WC
 }
 
 func (e *fakeEndpoint) Buffer() []byte { return e.buf }
@@ -120,25 +129,26 @@ func (e *fakeEndpoint) CreateQP() error {
 	return nil
 }
 
-func (e *fakeEndpoint) ToInit(port int) error { e.state = "INIT"; return nil }
+func (e *fakeEndpoint) ToInit(port uint8, access rdma.Access) error { e.state = "INIT"; return nil }
 
 // ToRTR fails like rxe does when either GID is link-local while the other
 // is not: the kernel cannot resolve a route between them.
-func (e *fakeEndpoint) ToRTR(r RTR) error {
-	if r.GRH {
-		var err error
-		if e.sgid, err = e.dev.QueryGID(r.Port, r.SGIDIndex); err != nil || e.sgid.IsZero() {
+func (e *fakeEndpoint) ToRTR(a rdma.RTRAttr) error {
+	if a.GRH != nil {
+		g, err := queryGID(e.dev, int(a.Port), int(a.GRH.SGIDIndex))
+		if err != nil || g.IsZero() {
 			return errors.New("invalid argument")
 		}
-		if e.sgid.IsLinkLocal() != r.DestGID.IsLinkLocal() {
+		e.sgid = g
+		if e.sgid.IsLinkLocal() != a.GRH.DGID.IsLinkLocal() {
 			return errors.New("invalid argument")
 		}
 	}
-	e.dest, e.state = r.DestQPN, "RTR"
+	e.dest, e.state = a.DestQPN, "RTR"
 	return nil
 }
 
-func (e *fakeEndpoint) ToRTS() error { e.state = "RTS"; return nil }
+func (e *fakeEndpoint) ToRTS(rdma.RTSAttr) error { e.state = "RTS"; return nil }
 
 func (e *fakeEndpoint) PostRecv(length uint32) error {
 	e.f.mu.Lock()
@@ -147,7 +157,7 @@ func (e *fakeEndpoint) PostRecv(length uint32) error {
 	return nil
 }
 
-func (e *fakeEndpoint) PostSend(op Op, length uint32, remoteAddr uint64, rkey uint32) error {
+func (e *fakeEndpoint) PostSend(op rdma.SendOp, length uint32, remoteAddr uint64, rkey uint32) error {
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
 	if e.state != "RTS" {
@@ -158,37 +168,45 @@ func (e *fakeEndpoint) PostSend(op Op, length uint32, remoteAddr uint64, rkey ui
 		return errors.New("no peer")
 	}
 	switch op {
-	case OpSend:
+	case rdma.OpSend:
 		if e.f.dropSends {
 			return nil
 		}
 		if !peer.recvReady {
-			e.cq = append(e.cq, Completion{Status: 13}) // RNR retry exceeded
+			e.cq = append(e.cq, rdma.WC{Status: rdma.WCRNRRetryErr})
+			return nil
+		}
+		if length > peer.recvLen {
+			// What rxe does: the receiver's completion is a local length
+			// error, the sender's a remote operation error.
+			peer.recvReady = false
+			peer.cq = append(peer.cq, rdma.WC{Status: rdma.WCLocLenErr, Opcode: rdma.WCRecv})
+			e.cq = append(e.cq, rdma.WC{Status: rdma.WCRemOpErr})
 			return nil
 		}
 		copy(peer.buf[:peer.recvLen], e.buf[:length])
 		peer.recvReady = false
-		peer.cq = append(peer.cq, Completion{})
-	case OpRDMARead, OpRDMAWrite:
+		peer.cq = append(peer.cq, rdma.WC{Opcode: rdma.WCRecv, ByteLen: length})
+	case rdma.OpRDMARead, rdma.OpRDMAWrite:
 		if rkey != peer.key || remoteAddr != peer.addr {
-			e.cq = append(e.cq, Completion{Status: 10, VendorErr: 0x88}) // remote access error
+			e.cq = append(e.cq, rdma.WC{Status: rdma.WCRemAccessErr, VendorErr: 0x88})
 			return nil
 		}
-		if op == OpRDMARead {
+		if op == rdma.OpRDMARead {
 			copy(e.buf[:length], peer.buf)
 		} else {
 			copy(peer.buf, e.buf[:length])
 		}
 	}
-	e.cq = append(e.cq, Completion{})
+	e.cq = append(e.cq, rdma.WC{})
 	return nil
 }
 
-func (e *fakeEndpoint) Poll() (Completion, bool, error) {
+func (e *fakeEndpoint) Poll() (rdma.WC, bool, error) {
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
 	if len(e.cq) == 0 {
-		return Completion{}, false, nil
+		return rdma.WC{}, false, nil
 	}
 	c := e.cq[0]
 	e.cq = e.cq[1:]

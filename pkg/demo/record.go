@@ -5,6 +5,8 @@
 package demo
 
 import (
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -20,7 +22,7 @@ type Record struct {
 	RKey  uint32   // remote key of the buffer's MR
 	QPNum uint32   // QP number
 	LID   uint16   // LID of the IB port (0 on RoCE)
-	GID   [16]byte // GID at the chosen index, zero when none was given
+	GID   rdma.GID // GID at the chosen index, zero when none was given
 }
 
 // MarshalBinary encodes r in the wire layout.

@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+
 	"bytes"
 	"encoding/hex"
 	"fmt"
@@ -120,7 +122,7 @@ func originalRecord(t *testing.T, raw string) Record {
 			g = strings.TrimPrefix(l, "gid: ")
 		}
 	}
-	parsed, err := ParseGID(g)
+	parsed, err := rdma.ParseGID(g)
 	must(t, err)
 	r.GID = parsed
 	if r.Addr == 0 || r.QPNum == 0 {

@@ -79,12 +79,12 @@ func newLab(t *testing.T) *lab {
 		{"::ffff:127.0.0.1", rdma.GIDTypeRoCEv2},
 	} {
 		if e.gid != "" {
-			f.gids["rxe0"] = append(f.gids["rxe0"], rdma.GIDEntry{Index: uint32(i), GID: rdma.GID(gid(t, e.gid)), Type: e.typ, Netdev: "veth0"})
+			f.gids["rxe0"] = append(f.gids["rxe0"], rdma.GIDEntry{Index: uint32(i), GID: gid(t, e.gid), Type: e.typ, Netdev: "veth0"})
 		}
 	}
 	return &lab{
 		fab:   f,
-		verbs: &fakeVerbs{f: f, devices: []string{"rxe0", "rxe1"}, port: Port{State: 4, LinkLayer: LinkLayerEthernet}},
+		verbs: &fakeVerbs{f: f, devices: []string{"rxe0", "rxe1"}, port: rdma.PortAttr{State: 4, LinkLayer: rdma.LinkLayerEthernet}},
 	}
 }
 
@@ -98,7 +98,8 @@ func (l *lab) run(opts Options) side {
 	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	err := Run(opts, &out, &errOut, l.verbs)
+	opts.RDMA = l.verbs
+	err := Run(opts, &out, &errOut)
 	return side{out.String(), errOut.String(), err}
 }
 
@@ -292,8 +293,8 @@ func TestRunRefusesRoCEWithoutGID(t *testing.T) {
 	}
 	// On InfiniBand no GID is needed, and without -d the first device is
 	// the one looked at.
-	l.verbs.port.LinkLayer = LinkLayerInfiniBand
-	if err := preflight(Options{IBPort: 1}, l.verbs); err != nil {
+	l.verbs.port.LinkLayer = rdma.LinkLayerInfiniBand
+	if err := preflight(Options{IBPort: 1, RDMA: l.verbs}); err != nil {
 		t.Errorf("InfiniBand refused: %v", err)
 	}
 }
@@ -341,10 +342,10 @@ func TestRunCompletionTimeout(t *testing.T) {
 }
 
 func TestRunSetupFailure(t *testing.T) {
-	for step, want := range map[SetupStep]string{
-		StepPD: "ibv_alloc_pd failed\n",
-		StepCQ: "failed to create CQ with 1 entries\n",
-		StepMR: "ibv_reg_mr failed with mr_flags=0x7\n",
+	for step, want := range map[rdma.SetupStep]string{
+		rdma.StepPD: "ibv_alloc_pd failed\n",
+		rdma.StepCQ: "failed to create CQ with 1 entries\n",
+		rdma.StepMR: "ibv_reg_mr failed with mr_flags=0x7\n",
 	} {
 		l := newLab(t)
 		l.fab.failSetup = &step
@@ -353,7 +354,7 @@ func TestRunSetupFailure(t *testing.T) {
 			t.Errorf("step %d: stderr %q", step, srv.errOut)
 		}
 		// "going to send" comes after the buffer, before the MR.
-		if got := strings.Contains(srv.out, "going to send the message"); got != (step == StepMR) {
+		if got := strings.Contains(srv.out, "going to send the message"); got != (step == rdma.StepMR) {
 			t.Errorf("step %d: going-to-send line printed: %v", step, got)
 		}
 		if exitCode(cl.err) != 1 {
@@ -407,12 +408,12 @@ func TestGIDAdvice(t *testing.T) {
 	v4, ll, v6 := gid(t, "::ffff:10.9.0.1"), gid(t, "fe80::f05c:9fff:fe42:2fca"), gid(t, "fd09::1")
 	for _, c := range []struct {
 		index         int
-		local, remote GID
+		local, remote rdma.GID
 		want          string
 	}{
 		{0, ll, v4, "local GID index 0 is the link-local entry fe80::f05c:9fff:fe42:2fca"},
 		{4, v4, v4, "local GID index 4 is a RoCE v1 entry"},
-		{1, v4, GID{}, "the peer sent no GID"},
+		{1, v4, rdma.GID{}, "the peer sent no GID"},
 		{1, v4, ll, "the peer's GID fe80::f05c:9fff:fe42:2fca is its link-local entry"},
 		{1, v4, v6, "the GIDs differ in kind (local ::ffff:10.9.0.1, peer fd09::1)"},
 		{1, v4, v4, "check that both sides use RoCE v2 GIDs"},
@@ -422,5 +423,103 @@ func TestGIDAdvice(t *testing.T) {
 		if !strings.HasPrefix(got, "RTR was refused: ") || !strings.Contains(got, c.want) || !strings.Contains(got, "rdmactl gids -d rxe0") || strings.Contains(got, "\n") {
 			t.Errorf("index %d, %s → %s: %q, want one line with %q", c.index, c.local, c.remote, got, c.want)
 		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gid(t *testing.T, s string) rdma.GID {
+	t.Helper()
+	g, err := rdma.ParseGID(s)
+	must(t, err)
+	return g
+}
+
+// TestPrintedGIDForms: the GIDs and the lines the original printed for
+// them in the lab VM (testdata/original-*.stdout) and in the seed
+// transcript.
+func TestPrintedGIDForms(t *testing.T) {
+	for _, c := range []struct{ gid, ip, colons string }{
+		{"0000:0000:0000:0000:0000:ffff:0a09:0001", "10.9.0.1", "00:00:00:00:00:00:00:00:00:00:ff:ff:0a:09:00:01"},
+		{"0000:0000:0000:0000:0000:ffff:0a0b:0bfb", "10.11.11.251", "00:00:00:00:00:00:00:00:00:00:ff:ff:0a:0b:0b:fb"},
+		// The link-local entry: the original prints its last four bytes
+		// as an address all the same.
+		{"fe80:0000:0000:0000:b208:75ff:fe5f:b85e", "254.95.184.94", "fe:80:00:00:00:00:00:00:b2:08:75:ff:fe:5f:b8:5e"},
+	} {
+		g := gid(t, c.gid)
+		if got := printedIPv4(g).String(); got != c.ip {
+			t.Errorf("%s: IPv4 %s, want %s", c.gid, got, c.ip)
+		}
+		if got := g.Colons(); got != c.colons {
+			t.Errorf("%s: Colons %s, want %s", c.gid, got, c.colons)
+		}
+	}
+}
+
+// TestRunNVIDIAVariant (issue 9, item 1): a server that sends NVIDIA's
+// 18-byte "SEDN operation   " reaches the rdmactl client whole, and the
+// client moves as many bytes as the server's message had.
+func TestRunNVIDIAVariant(t *testing.T) {
+	l := newLab(t)
+	s := opts("rxe0", 1)
+	s.Message = "SEDN operation   "
+	srv, cl := l.pair(t, s, opts("rxe0", 1))
+	if srv.err != nil || cl.err != nil {
+		t.Fatalf("server %v, client %v\n%s%s%s%s", srv.err, cl.err, srv.out, srv.errOut, cl.out, cl.errOut)
+	}
+	if !strings.Contains(cl.out, "Message is: 'SEDN operation   '\n") || !strings.Contains(cl.out, "Contents of server's buffer: 'RDMA read operatio'\n") {
+		t.Errorf("client output:\n%s", cl.out)
+	}
+	if !strings.Contains(srv.out, "Contents of server buffer: 'RDMA write operatin '\n") {
+		t.Errorf("server output:\n%s", srv.out)
+	}
+}
+
+// TestRunNoDevice (issue 9, item 7): no device, or a list that cannot be
+// read, is one line naming rdmactl doctor before any wait.
+func TestRunNoDevice(t *testing.T) {
+	for name, v := range map[string]*fakeVerbs{
+		"empty":      {f: newFabric()},
+		"unreadable": {f: newFabric(), listErr: rdma.Errorf("ibv_get_device_list", 38)},
+	} {
+		o := opts("rxe0", 1)
+		o.RDMA, o.TCPPort = v, freePort(t)
+		var out, errOut bytes.Buffer
+		err := Run(o, &out, &errOut)
+		if exitCode(err) != cli.ExitFailed || out.Len() != 0 || errOut.Len() != 0 ||
+			!strings.Contains(err.Error(), "rdmactl doctor") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, out %q, errOut %q", name, err, out.String(), errOut.String())
+		}
+	}
+}
+
+// TestRunRemoteAccessError (issue 9, item 8): a wrong rkey makes the
+// client's RDMA read fail with status 0xa; the hint says the peer refused
+// the access and does not blame the GIDs.
+func TestRunRemoteAccessError(t *testing.T) {
+	l := newLab(t)
+	s := opts("rxe0", 1)
+	bad := uint32(0xdeadbe00)
+	s.AdvertiseRKey = &bad
+	_, cl := l.pair(t, s, opts("rxe0", 1))
+	if exitCode(cl.err) != 1 || !strings.Contains(cl.errOut, "got bad completion with status: 0xa,") {
+		t.Fatalf("client: %v\n%s", cl.err, cl.errOut)
+	}
+	if !strings.Contains(cl.errOut, "hint: the RDMA read failed with status 0xa (remote access error): the peer refused the access") ||
+		!strings.Contains(cl.errOut, "rkey 0xdeadbe00") || strings.Contains(cl.errOut, "GID") {
+		t.Errorf("client hint:\n%s", cl.errOut)
+	}
+}
+
+// TestOptionsTimeoutZero: the library treats Timeout 0 as DefaultTimeout
+// rather than failing at once.
+func TestOptionsTimeoutZero(t *testing.T) {
+	if got := (Options{}).timeout(); got != DefaultTimeout {
+		t.Errorf("timeout() = %v, want %v", got, DefaultTimeout)
 	}
 }

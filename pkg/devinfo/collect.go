@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -95,7 +94,7 @@ func Collect(src Source, sel Selection) (*Report, error) {
 func listDevices(src Source) ([]rdma.DeviceEntry, error) {
 	list, err := src.DeviceList()
 	if err != nil {
-		return nil, &ToolError{Line: "Failed to get IB devices list: " + err.Error() + "\n", Status: -1,
+		return nil, &ToolError{Line: "Failed to get IB devices list: " + strerror(err) + "\n", Status: -1,
 			Msg: "cannot list RDMA devices: " + err.Error()}
 	}
 	return list, nil
@@ -149,7 +148,7 @@ func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
 		}
 		pa, err := dev.QueryPort(port)
 		if err != nil {
-			fail(fmt.Sprintf("Failed to query port %d props\n", port), errnoStatus(err), "cannot query port %d: %v", port, err)
+			fail(fmt.Sprintf("Failed to query port %d props\n", port), rdma.ErrnoOf(err), "cannot query port %d: %v", port, err)
 			return r
 		}
 		pr := PortReport{Port: port, Attr: pa}
@@ -185,11 +184,12 @@ func portRange(n uint8) string {
 	return fmt.Sprintf("ports 1-%d", n)
 }
 
-// errnoStatus is the C return value of a failed verbs call: its errno.
-func errnoStatus(err error) int {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return int(errno)
+// strerror is what the C tool prints for err (perror's text): the C
+// library's wording of its errno.
+func strerror(err error) string {
+	var e *rdma.Error
+	if errors.As(err, &e) {
+		return rdma.Strerror(e.Errno)
 	}
-	return -1
+	return err.Error()
 }

@@ -21,7 +21,7 @@ func RunDevices(src Source, opts DevicesOptions, out, errOut io.Writer) error {
 		if opts.JSON {
 			return cli.Failf("cannot list RDMA devices: %v", err)
 		}
-		fmt.Fprintf(errOut, "Failed to get IB devices list: %v\n", err)
+		fmt.Fprintf(errOut, "Failed to get IB devices list: %s\n", strerror(err))
 		return cli.SilentExit(1)
 	}
 	if opts.JSON {

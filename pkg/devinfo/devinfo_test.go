@@ -14,6 +14,7 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/devinfo/devinfotest"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // The options each captured case's arguments stand for (the cmd package
@@ -126,7 +127,7 @@ func TestRunDevicesMatchesCapturedIBVDevices(t *testing.T) {
 // print perror's line; ibv_devinfo exits 255 and ibv_devices 1 (as seen
 // on a machine without /sys/class/infiniband).
 func TestDeviceListFailure(t *testing.T) {
-	src := &devinfotest.Source{ListErr: errors.New("Function not implemented")}
+	src := &devinfotest.Source{ListErr: rdma.Errorf("ibv_get_device_list", syscall.ENOSYS)}
 	const line = "Failed to get IB devices list: Function not implemented\n"
 
 	for _, opts := range []devinfo.Options{{}, {List: true}, {Device: "rxe0", Verbose: true}} {

@@ -44,7 +44,13 @@ type GIDType uint32
 const (
 	TransportIB Transport = 0
 
-	LinkLayerEthernet LinkLayer = 2
+	LinkLayerUnspecified LinkLayer = 0
+	LinkLayerInfiniBand  LinkLayer = 1
+	LinkLayerEthernet    LinkLayer = 2
+
+	MTU256  MTU = 1
+	MTU1024 MTU = 3
+	MTU4096 MTU = 5
 
 	GIDTypeIB     GIDType = 0
 	GIDTypeRoCEv1 GIDType = 1

@@ -112,3 +112,15 @@ func ChooseGID(entries []GIDEntry, ip netip.Addr) (GIDEntry, bool) {
 	}
 	return entries[best], true
 }
+
+// ChooseRoCEv2GID applies ChooseGID to each address in turn and returns
+// the first choice that is a RoCE v2 entry: the GID rdma_cm and the RC
+// demo should use on a port whose netdev has these addresses.
+func ChooseRoCEv2GID(entries []GIDEntry, addrs ...netip.Addr) (GIDEntry, bool) {
+	for _, a := range addrs {
+		if e, ok := ChooseGID(entries, a); ok && e.Type == GIDTypeRoCEv2 {
+			return e, true
+		}
+	}
+	return GIDEntry{}, false
+}

@@ -1,5 +1,7 @@
 package rdma
 
+import "errors"
+
 // Stack is the one seam between rdmactl's commands and the RDMA stack
 // (libibverbs and librdmacm). cmd/rdmactl wires pkg/cgoverbs's Stack into
 // the factory; tests hand commands a fake. Commands may declare narrower
@@ -29,4 +31,24 @@ type Device interface {
 	// RC makes the RC demo's resources on this device (rc.go).
 	RC
 	Close() error
+}
+
+// GIDTable is the populated entries of port's GID table, in index order.
+func GIDTable(d Device, port uint8) ([]GIDEntry, error) {
+	a, err := d.QueryPort(port)
+	if err != nil {
+		return nil, err
+	}
+	var out []GIDEntry
+	for i := int32(0); i < a.GIDTblLen; i++ {
+		e, err := d.QueryGIDEntry(port, uint32(i))
+		if errors.Is(err, ErrNoGID) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
