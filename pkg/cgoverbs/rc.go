@@ -125,9 +125,11 @@ func (e *rcEndpoint) CreateQP() error {
 	return err
 }
 
-func (e *rcEndpoint) ToInit(port uint8, access rdma.Access) error { return e.qp.ModifyToInit(port, access) }
-func (e *rcEndpoint) ToRTR(a rdma.RTRAttr) error                  { return e.qp.ModifyToRTR(a) }
-func (e *rcEndpoint) ToRTS(a rdma.RTSAttr) error                  { return e.qp.ModifyToRTS(a) }
+func (e *rcEndpoint) ToInit(port uint8, access rdma.Access) error {
+	return e.qp.ModifyToInit(port, access)
+}
+func (e *rcEndpoint) ToRTR(a rdma.RTRAttr) error { return e.qp.ModifyToRTR(a) }
+func (e *rcEndpoint) ToRTS(a rdma.RTSAttr) error { return e.qp.ModifyToRTS(a) }
 
 func (e *rcEndpoint) PostRecv(length uint32) error { return e.qp.PostRecv(0, e.mr.SGE(length)) }
 

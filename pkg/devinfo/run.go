@@ -2,7 +2,6 @@ package devinfo
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -146,11 +145,7 @@ func runJSON(src Source, opts Options, out io.Writer) error {
 }
 
 func writeJSON(out io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return cli.Failf("encoding JSON: %v", err)
-	}
-	if _, err := out.Write(append(b, '\n')); err != nil {
+	if err := cli.WriteJSON(out, v); err != nil {
 		return cli.Failf("writing output: %v", err)
 	}
 	return nil

@@ -19,19 +19,6 @@ type Entry struct {
 	rdma.GIDEntry
 }
 
-// IPv4 is the IPv4 address an IPv4-mapped GID (::ffff:a.b.c.d) carries.
-func IPv4(g rdma.GID) (netip.Addr, bool) {
-	a := g.Addr()
-	if !a.Is4In6() {
-		return netip.Addr{}, false
-	}
-	return a.Unmap(), true
-}
-
-// GIDFor is the GID RoCE uses for ip: the address itself for IPv6, the
-// IPv4-mapped form for IPv4.
-func GIDFor(ip netip.Addr) rdma.GID { return ip.Unmap().As16() }
-
 // Version is show_gids' VER column: "v1" or "v2" for RoCE, "" for IB.
 func (e Entry) Version() string {
 	switch e.Type {
@@ -46,28 +33,19 @@ func (e Entry) Version() string {
 // Recommended reports whether e is a GID to use: RoCE v2 with an IPv4
 // address, the combination that routes and that every peer supports.
 func (e Entry) Recommended() bool {
-	_, v4 := IPv4(e.GID)
+	_, v4 := e.GID.IPv4()
 	return v4 && e.Type == rdma.GIDTypeRoCEv2
 }
 
-// ChooseForIP picks the entry whose GID carries ip, preferring RoCE v2 to
-// RoCE v1 and otherwise keeping the listing order (device, port, index).
+// ChooseForIP picks the entry whose GID carries ip by pkg/rdma's one rule
+// (RoCE v2 before RoCE v1, otherwise the listing order: device, port,
+// index).
 func ChooseForIP(entries []Entry, ip netip.Addr) (Entry, error) {
-	want := GIDFor(ip)
-	var best *Entry
-	for i := range entries {
-		e := &entries[i]
-		if e.GID != want {
-			continue
-		}
-		if best == nil || (e.Type == rdma.GIDTypeRoCEv2 && best.Type != rdma.GIDTypeRoCEv2) {
-			best = e
-		}
-	}
-	if best == nil {
+	i := rdma.ChooseGIDIndex(len(entries), func(i int) rdma.GIDEntry { return entries[i].GIDEntry }, ip)
+	if i < 0 {
 		return Entry{}, fmt.Errorf("no GID carries %s: add the address to the netdev of an RDMA device, or see 'rdmactl gids' for the GIDs there are", ip.Unmap())
 	}
-	return *best, nil
+	return entries[i], nil
 }
 
 // List reads the populated GIDs of device (every device when "") and port

@@ -175,7 +175,7 @@ func TestJSON(t *testing.T) {
 }
 
 func entry(dev string, index uint32, gid string, typ rdma.GIDType) gids.Entry {
-	return gids.Entry{Device: dev, Port: 1, GIDEntry: rdma.GIDEntry{Index: index, GID: gids.GIDFor(netip.MustParseAddr(gid)), Type: typ}}
+	return gids.Entry{Device: dev, Port: 1, GIDEntry: rdma.GIDEntry{Index: index, GID: rdma.GIDFor(netip.MustParseAddr(gid)), Type: typ}}
 }
 
 func TestChooseForIP(t *testing.T) {
@@ -201,21 +201,6 @@ func TestChooseForIP(t *testing.T) {
 		if (err != nil) != tt.wantError || e.Device != tt.dev || e.Index != tt.index {
 			t.Errorf("%s: got %s index %d, %v", tt.ip, e.Device, e.Index, err)
 		}
-	}
-}
-
-func TestIPv4(t *testing.T) {
-	v4, ok := gids.IPv4(gids.GIDFor(netip.MustParseAddr("10.9.0.1")))
-	if !ok || v4.String() != "10.9.0.1" {
-		t.Errorf("got %v %v", v4, ok)
-	}
-	for _, s := range []string{"fd09::1", "::10.9.0.1", "fe80::1"} {
-		if v4, ok := gids.IPv4(gids.GIDFor(netip.MustParseAddr(s))); ok {
-			t.Errorf("%s read as IPv4 %v", s, v4)
-		}
-	}
-	if got := gids.GIDFor(netip.MustParseAddr("10.9.0.1")).Groups(); got != "0000:0000:0000:0000:0000:ffff:0a09:0001" {
-		t.Errorf("GIDFor(10.9.0.1) = %s", got)
 	}
 }
 

@@ -1,7 +1,6 @@
 package gids
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -73,7 +72,7 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 	b := []byte("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n" +
 		"---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n")
 	for _, e := range entries {
-		if v4, ok := IPv4(e.GID); ok {
+		if v4, ok := e.GID.IPv4(); ok {
 			b = fmt.Appendf(b, "%s\t%d\t%d\t%s\t%s  \t%s\t%s\n", e.Device, e.Port, e.Index, e.GID.Groups(), v4, e.Version(), e.Netdev)
 		} else {
 			b = fmt.Appendf(b, "%s\t%d\t%d\t%s\t\t\t%s\t%s\n", e.Device, e.Port, e.Index, e.GID.Groups(), e.Version(), e.Netdev)
@@ -84,7 +83,7 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 	recommended, roce := false, false
 	for _, e := range entries {
 		if e.Recommended() {
-			v4, _ := IPv4(e.GID)
+			v4, _ := e.GID.IPv4()
 			b = fmt.Appendf(b, "%s %s port %d index %d (RoCE v2, %s, %s): use -g %d\n",
 				pal.Green("recommended:"), e.Device, e.Port, e.Index, v4, e.Netdev, e.Index)
 			recommended = true
@@ -114,20 +113,13 @@ type jsonEntry struct {
 func jsonEntryOf(e Entry) jsonEntry {
 	j := jsonEntry{Device: e.Device, Port: e.Port, Index: e.Index, GID: e.GID, Type: e.Type,
 		Netdev: e.Netdev, Recommended: e.Recommended()}
-	if v4, ok := IPv4(e.GID); ok {
+	if v4, ok := e.GID.IPv4(); ok {
 		j.IPv4 = v4.String()
 	}
 	return j
 }
 
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return cli.Failf("encoding JSON: %v", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return writeErr(err)
-}
+func writeJSON(w io.Writer, v any) error { return writeErr(cli.WriteJSON(w, v)) }
 
 func writeErr(err error) error {
 	if err != nil {

@@ -97,20 +97,29 @@ func GIDFor(ip netip.Addr) GID { return ip.Unmap().As16() }
 // whose GID carries ip, RoCE v2 before RoCE v1 (v2 routes, and every peer
 // speaks it), otherwise the first in the order given.
 func ChooseGID(entries []GIDEntry, ip netip.Addr) (GIDEntry, bool) {
+	i := ChooseGIDIndex(len(entries), func(i int) GIDEntry { return entries[i] }, ip)
+	if i < 0 {
+		return GIDEntry{}, false
+	}
+	return entries[i], true
+}
+
+// ChooseGIDIndex is ChooseGID over n entries of any list, for lists that
+// carry more than the entry (the device and port too); -1 when none
+// carries ip.
+func ChooseGIDIndex(n int, entry func(i int) GIDEntry, ip netip.Addr) int {
 	want := GIDFor(ip)
 	best := -1
-	for i, e := range entries {
+	for i := 0; i < n; i++ {
+		e := entry(i)
 		if e.GID != want {
 			continue
 		}
-		if best < 0 || (e.Type == GIDTypeRoCEv2 && entries[best].Type != GIDTypeRoCEv2) {
+		if best < 0 || (e.Type == GIDTypeRoCEv2 && entry(best).Type != GIDTypeRoCEv2) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return GIDEntry{}, false
-	}
-	return entries[best], true
+	return best
 }
 
 // ChooseRoCEv2GID applies ChooseGID to each address in turn and returns

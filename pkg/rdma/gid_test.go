@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"encoding/hex"
+	"net/netip"
 	"testing"
 )
 
@@ -33,5 +34,20 @@ func TestFormatIPv6LikeGlibc(t *testing.T) {
 		if got := a.String(); got != tt.want {
 			t.Errorf("GID(%s).String() = %q, want %q", tt.hex, got, tt.want)
 		}
+	}
+}
+
+func TestGIDForAndIPv4(t *testing.T) {
+	v4, ok := GIDFor(netip.MustParseAddr("10.9.0.1")).IPv4()
+	if !ok || v4.String() != "10.9.0.1" {
+		t.Errorf("got %v %v", v4, ok)
+	}
+	for _, s := range []string{"fd09::1", "::10.9.0.1", "fe80::1"} {
+		if v4, ok := GIDFor(netip.MustParseAddr(s)).IPv4(); ok {
+			t.Errorf("%s read as IPv4 %v", s, v4)
+		}
+	}
+	if got := GIDFor(netip.MustParseAddr("10.9.0.1")).Groups(); got != "0000:0000:0000:0000:0000:ffff:0a09:0001" {
+		t.Errorf("GIDFor(10.9.0.1) = %s", got)
 	}
 }
