@@ -106,3 +106,22 @@ func TestDemoConfigLayers(t *testing.T) {
 		t.Errorf("layered options %+v", got.Options)
 	}
 }
+
+// TestDemoTestOnlyKnobs: the hidden flags the lab's e2e tests use to make
+// rdmactl stand in for other peers reach the options, and stay out of help.
+func TestDemoTestOnlyKnobs(t *testing.T) {
+	o, err := runDemoCmd(t, "-g", "1", "--send-message", "SEDN operation   ", "--advertise-rkey", "0xdeadbe00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Message != "SEDN operation   " || o.AdvertiseRKey == nil || *o.AdvertiseRKey != 0xdeadbe00 {
+		t.Errorf("options %+v", o.Options)
+	}
+	if o, _ := runDemoCmd(t, "-g", "1"); o.Message != "" || o.AdvertiseRKey != nil {
+		t.Errorf("knobs set without their flags: %+v", o.Options)
+	}
+	cmd := newCmdDemo(&cli.Factory{IO: cli.Test(nil, nil, nil), RDMA: noRDMA}, nil)
+	if help := cmd.UsageString(); strings.Contains(help, "send-message") || strings.Contains(help, "advertise-rkey") {
+		t.Errorf("test-only flags in help:\n%s", help)
+	}
+}

@@ -98,3 +98,21 @@ func TestWCStatusTextsMatchLibibverbs(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenUnknownDeviceIsENODEV: the cgo boundary's one error convention —
+// a failed call is an *rdma.Error naming the call, and errors.Is sees its
+// errno (ENODEV for a name libibverbs does not list; ENOSYS and the like
+// when this machine cannot list devices at all).
+func TestOpenUnknownDeviceIsENODEV(t *testing.T) {
+	_, err := Open("rdmactl-no-such-device")
+	var re *rdma.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("Open: %v (%T), want an *rdma.Error", err, err)
+	}
+	if re.Op == "ibv_open_device(rdmactl-no-such-device)" && !errors.Is(err, syscall.ENODEV) {
+		t.Errorf("unknown device: %v, want ENODEV", err)
+	}
+	if re.Errno == 0 {
+		t.Errorf("%v carries no errno", err)
+	}
+}
