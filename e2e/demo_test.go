@@ -202,7 +202,7 @@ func TestNoRxeDemoNoDevice(t *testing.T) {
 	}
 	for _, args := range [][]string{demoArgs("", "1", 19933), demoArgs("10.9.0.1", "1", 19934)} {
 		begin := time.Now()
-		r := run(t, time.Minute, rdmactl, append(args, "--timeout", "30s")...)
+		r := run(t, 3*time.Minute, rdmactl, append(args, "--timeout", "2m")...)
 		msg := strings.TrimRight(r.Stderr, "\n")
 		if r.Code != 1 || strings.Contains(msg, "\n") || !strings.Contains(msg, "rdmactl doctor") || !strings.Contains(msg, "RDMA device") {
 			t.Errorf("%v: want exit 1 and one line naming the missing device and rdmactl doctor, got exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
@@ -210,8 +210,10 @@ func TestNoRxeDemoNoDevice(t *testing.T) {
 		if strings.Contains(r.Stdout, "waiting on port") {
 			t.Errorf("%v waited for a peer with no device:\n%s", args, r.Stdout)
 		}
-		if took := time.Since(begin); took > 10*time.Second {
-			t.Errorf("%v took %v to fail", args, took)
+		// Under emulation a cold start takes seconds; waiting for a peer
+		// would take the whole --timeout.
+		if took := time.Since(begin); took > 45*time.Second {
+			t.Errorf("%v took %v to fail: it waited for a peer", args, took)
 		}
 	}
 }
