@@ -36,6 +36,7 @@ func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Comma
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Netdev = args[0]
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -57,6 +58,7 @@ func newCmdRxeRemove(f *cli.Factory, runF func(*rxe.RemoveOptions) error) *cobra
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,6 +75,7 @@ func newCmdRxeStatus(f *cli.Factory, runF func(*rxe.StatusOptions) error) *cobra
 		Args:  wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}

@@ -8,11 +8,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
+// stubHost stands for the machine; the commands under test only pass it on.
+type stubHost struct{ host.Host }
+
+var theHost = &stubHost{}
+
 func rxeTestFactory() *cli.Factory {
-	return &cli.Factory{IO: cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{})}
+	return &cli.Factory{
+		IO:   cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{}),
+		Host: func() host.Host { return theHost },
+		RDMA: func() rdma.Stack { return nil },
+	}
 }
 
 func executeCmd(cmd *cobra.Command, args ...string) error {
@@ -41,6 +52,9 @@ func TestRxeAddDefaults(t *testing.T) {
 	cmd := newCmdRxeAdd(rxeTestFactory(), func(o *rxe.AddOptions) error { got = o; return nil })
 	if err := executeCmd(cmd, "veth0"); err != nil {
 		t.Fatal(err)
+	}
+	if got.Host != theHost {
+		t.Errorf("rxe add did not get the factory's host")
 	}
 	if got.Name != "" || got.Timeout != rxe.DefaultTimeout || got.JSON {
 		t.Errorf("options %+v", got)

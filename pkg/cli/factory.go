@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -19,6 +20,9 @@ type Factory struct {
 	// RDMA returns the RDMA stack; cmd/rdmactl wires pkg/cgoverbs, tests
 	// a fake. Commands copy it into their options.
 	RDMA func() rdma.Stack
+	// Host returns the machine (netlink, sysfs, modules) for rxe and
+	// doctor; cmd/rdmactl wires host.System, tests a fake.
+	Host func() host.Host
 
 	config *viper.Viper
 }
