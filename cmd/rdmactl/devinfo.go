@@ -19,12 +19,8 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
   rdmactl devinfo --json -d rxe0`,
 		Args: wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := f.BindFlags(cmd.Flags(), map[string]string{cli.KeyDevice: "ib-dev", cli.KeyIBPort: "ib-port"})
-			if err != nil {
-				return err
-			}
-			opts.Device = v.GetString(cli.KeyDevice)
-			opts.Port = v.GetString(cli.KeyIBPort)
+			// ibv_devinfo reads no environment or config: neither does
+			// its emulation (RDMACTL_DEVICE must not hide devices).
 			opts.JSON = f.JSON
 			if runF != nil {
 				return runF(opts)

@@ -13,7 +13,6 @@ func newCmdRxe(f *cli.Factory) *cobra.Command {
 		Short: "Add, remove and list Soft-RoCE (rdma_rxe) devices",
 		Long: "Soft-RoCE turns any Ethernet netdev into an RDMA device. These commands replace\n" +
 			"rxe_cfg and `rdma link add NAME type rxe netdev NETDEV`.",
-		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(
 		newCmdRxeAdd(f, nil),

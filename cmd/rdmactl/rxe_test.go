@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,17 @@ func TestRxeHasItsSubcommands(t *testing.T) {
 	for _, name := range []string{"add", "remove", "status"} {
 		if c, _, err := cmd.Find([]string{name}); err != nil || c.Name() != name {
 			t.Errorf("no %s subcommand: %v", name, err)
+		}
+	}
+}
+
+func TestUnknownSubcommandIsUsageError(t *testing.T) {
+	for _, args := range [][]string{{"rxe", "bogus"}, {"completion", "nosuchshell"}} {
+		root := newCmdRoot(rxeTestFactory())
+		root.SetArgs(args)
+		err := root.Execute()
+		if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), args[1]) {
+			t.Errorf("rdmactl %s: %v (exit %d), want a usage error naming %s", strings.Join(args, " "), err, cli.ExitCode(err), args[1])
 		}
 	}
 }
