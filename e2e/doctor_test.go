@@ -25,7 +25,9 @@ func checkLine(out, name string) string {
 // first use): doctor must not fail that host.
 func TestNoRxeDoctorRdmaCMOnDemand(t *testing.T) {
 	requireRole(t, "single")
-	t.Cleanup(func() { sh(t, time.Minute, "rdma link delete rxe0; rdma link delete rxe1; modprobe -r rdma_rxe; modprobe rdma_ucm") })
+	t.Cleanup(func() {
+		sh(t, time.Minute, "rdma link delete rxe0; rdma link delete rxe1; modprobe -r rdma_rxe; modprobe rdma_ucm")
+	})
 	if r := sh(t, time.Minute, "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 && rdma link add rxe1 type rxe netdev veth1"); r.Code != 0 {
 		t.Fatalf("setting up rxe0/rxe1: %s", r.Stderr)
 	}
