@@ -104,3 +104,15 @@ func TestSingleSmokeScript(t *testing.T) {
 		t.Errorf("smoke.sh with a failing step: exit %d, want non-zero and the step's (exit 3):\n%s", res.Code, res.Stdout)
 	}
 }
+
+// TestSingleEmulatedBadOptionExit: a bad option exits with the tool's code.
+func TestSingleEmulatedBadOptionExit(t *testing.T) {
+	requireRole(t, "single")
+	for _, args := range [][]string{{"--bogus"}, {"-d"}} {
+		real := run(t, time.Minute, "ibv_devinfo", args...)
+		ours := run(t, time.Minute, rdmactl, append([]string{"devinfo"}, args...)...)
+		if real.Code != ours.Code {
+			t.Errorf("devinfo %v: exit %d, ibv_devinfo %d", args, ours.Code, real.Code)
+		}
+	}
+}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
+
+// devinfoUsageExit is ibv_devinfo's exit status for a bad option.
+const devinfoUsageExit = 255
 
 func newCmdDevinfo(f *cli.Factory, runF func(*devinfo.Options) error) *cobra.Command {
 	opts := &devinfo.Options{}
@@ -28,6 +33,16 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			return devinfo.Run(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
 		},
 	}
+	// ibv_devinfo exits 255 on an option it does not know (getopt, then
+	// usage, then return -1); scripts may test for it.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if f.JSON {
+			return cli.Usagef("%v (see '%s --help')", err, c.CommandPath())
+		}
+		fmt.Fprintf(f.IO.ErrOut, "rdmactl devinfo: %v\n", err)
+		fmt.Fprint(f.IO.Out, c.UsageString())
+		return cli.SilentExit(devinfoUsageExit)
+	})
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Device, "ib-dev", "d", "", "show only device `DEV` (default: every device)")
 	fl.StringVarP(&opts.Port, "ib-port", "i", "", "show only port `PORT` of the device (default: every port)")

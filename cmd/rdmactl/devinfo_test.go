@@ -196,3 +196,15 @@ func TestGidsFlags(t *testing.T) {
 		t.Errorf("from the environment: %+v %v", got, err)
 	}
 }
+
+// ibv_devinfo exits 255 on an unknown option; so does its emulation.
+func TestDevinfoBadOptionExitsLikeIbvDevinfo(t *testing.T) {
+	isolateConfig(t)
+	f, out, errOut := newTestFactory()
+	root := newCmdRoot(f)
+	root.SetArgs([]string{"devinfo", "--bogus"})
+	err := root.Execute()
+	if cli.ExitCode(err) != 255 || !cli.IsSilent(err) || !strings.Contains(errOut.String(), "--bogus") || !strings.Contains(out.String(), "Usage:") {
+		t.Errorf("devinfo --bogus: %v (exit %d), stderr %q, stdout %q", err, cli.ExitCode(err), errOut, out)
+	}
+}
