@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +129,171 @@ func TestSingleDoctor(t *testing.T) {
 		}
 	})
 
+}
+
+// linkOn returns the `rdma link show` line of the rxe link over netdev, if any.
+func linkOn(t *testing.T, netdev string) string {
+	t.Helper()
+	if l := rxeLinks(t, netdev); len(l) > 0 {
+		return l[0]
+	}
+	return ""
+}
+
+// cleanupNetdev deletes netdev and any rxe link on it when the test ends.
+func cleanupNetdev(t *testing.T, netdev string) {
+	t.Cleanup(func() {
+		if l := linkOn(t, netdev); l != "" {
+			name := strings.SplitN(strings.Fields(l)[1], "/", 2)[0]
+			sh(t, 30*time.Second, "rdma link delete '"+name+"'")
+		}
+		sh(t, 30*time.Second, "ip link del "+netdev+" 2>/dev/null")
+	})
+}
+
+// TestSingleRxeEdgeCases (issue 9 item 9): loopback, names the kernel
+// would mangle, netdevs that stay down, concurrent adds and an ignored
+// --name each get a true verdict and leave no stray link behind.
+func TestSingleRxeEdgeCases(t *testing.T) {
+	requireRole(t, "single")
+	t.Run("loopback refused", func(t *testing.T) {
+		t.Cleanup(func() {
+			if l := linkOn(t, "lo"); l != "" {
+				sh(t, 30*time.Second, "rdma link delete "+strings.SplitN(strings.Fields(l)[1], "/", 2)[0])
+			}
+		})
+		res := run(t, time.Minute, rdmactl, "rxe", "add", "lo")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "loopback") || linkOn(t, "lo") != "" {
+			t.Errorf("rxe add lo: exit %d, stderr %q, link %q; want exit 1, the reason (loopback) and no link", res.Code, res.Stderr, linkOn(t, "lo"))
+		}
+	})
+	t.Run("name the kernel would rewrite", func(t *testing.T) {
+		cleanupNetdev(t, "dumn0")
+		sh(t, 30*time.Second, "ip link add dumn0 type dummy && ip link set dumn0 up")
+		for _, name := range []string{"x/y", "a b", "rxe%d", strings.Repeat("n", 64)} {
+			res := run(t, time.Minute, rdmactl, "rxe", "add", "dumn0", "--name", name)
+			if res.Code != 2 || !strings.Contains(res.Stderr, "--name") || linkOn(t, "dumn0") != "" {
+				t.Errorf("rxe add dumn0 --name %q: exit %d, stderr %q, link %q; want exit 2 naming --name and no link", name, res.Code, res.Stderr, linkOn(t, "dumn0"))
+			}
+		}
+	})
+	t.Run("admin-down netdev", func(t *testing.T) {
+		cleanupNetdev(t, "dumd0")
+		sh(t, 30*time.Second, "ip link add dumd0 type dummy")
+		res := run(t, time.Minute, rdmactl, "rxe", "add", "dumd0", "--timeout", "3s")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "ip link set dumd0 up") || linkOn(t, "dumd0") != "" {
+			t.Errorf("rxe add on a down dummy: exit %d, stderr %q, link left %q; want exit 1, the fix and no link", res.Code, res.Stderr, linkOn(t, "dumd0"))
+		}
+	})
+	t.Run("port that never comes up", func(t *testing.T) {
+		// veth up with its peer down: the netdev is up, the port stays DOWN.
+		cleanupNetdev(t, "vq0")
+		sh(t, 30*time.Second, "ip link add vq0 type veth peer name vq1 && ip link set vq0 up")
+		res := run(t, time.Minute, rdmactl, "rxe", "add", "vq0", "--timeout", "3s")
+		left := linkOn(t, "vq0")
+		if res.Code != 1 || (left != "" && !strings.Contains(res.Stderr, "rdmactl rxe remove")) {
+			t.Errorf("rxe add on a veth whose peer is down: exit %d, stderr %q, link %q; want exit 1 and the link removed (or how to remove it)", res.Code, res.Stderr, left)
+		}
+		if left == "" && !strings.Contains(res.Stderr, "removed") {
+			t.Errorf("stderr %q does not say the new link was removed again", res.Stderr)
+		}
+	})
+	t.Run("concurrent adds", func(t *testing.T) {
+		cleanupNetdev(t, "dumc0")
+		for round := 0; round < 2; round++ {
+			sh(t, 30*time.Second, "ip link del dumc0 2>/dev/null; ip link add dumc0 type dummy && ip link set dumc0 up")
+			a := start(t, time.Minute, rdmactl, "rxe", "add", "dumc0")
+			b := run(t, time.Minute, rdmactl, "rxe", "add", "dumc0")
+			ra := a.wait(t)
+			for _, r := range []result{ra, b} {
+				if r.Code != 0 || strings.Contains(r.Stderr, "too many open files") {
+					t.Errorf("round %d: concurrent rxe add dumc0: exit %d, stderr %q; want both to succeed (one creates, one finds it)", round, r.Code, r.Stderr)
+				}
+			}
+			if n := len(rxeLinks(t, "dumc0")); n != 1 {
+				t.Errorf("round %d: %d links on dumc0, want 1", round, n)
+			}
+			if l := linkOn(t, "dumc0"); l != "" {
+				sh(t, 30*time.Second, "rdma link delete "+strings.SplitN(strings.Fields(l)[1], "/", 2)[0])
+			}
+		}
+	})
+	t.Run("name ignored when the netdev has a device", func(t *testing.T) {
+		res := run(t, time.Minute, rdmactl, "rxe", "add", "veth0", "--name", "rxe9")
+		if res.Code != 0 || !strings.Contains(res.Stderr, "rxe9") || !strings.Contains(res.Stderr, "rxe0") {
+			t.Errorf("rxe add veth0 --name rxe9 with rxe0 on veth0: exit %d, stderr %q; want exit 0 and a note naming rxe9 (ignored) and rxe0", res.Code, res.Stderr)
+		}
+	})
+}
+
+// TestSingleRxeReadsOnlyWhatItPrints (issue 9 item 12): status and remove
+// print no GIDs and must read no GID table; add on a netdev that has its
+// device reads that one port's table only. (Reading every table made
+// status take 8 s where `rdma link show` takes 0.2 s.) strace counts the
+// sysfs files opened; the times are logged for comparison.
+func TestSingleRxeReadsOnlyWhatItPrints(t *testing.T) {
+	requireRole(t, "single")
+	cleanupNetdev(t, "vt0")
+	sh(t, 30*time.Second, "ip link add vt0 type veth peer name vt1 && ip link set vt0 up && ip link set vt1 up && rdma link add rxet type rxe netdev vt0")
+	trace := filepath.Join(t.TempDir(), "trace")
+	gidOpens := func(args ...string) map[string]int {
+		t.Helper()
+		t0 := time.Now()
+		// --seccomp-bpf stops only at openat: plain strace slows every
+		// syscall down, which under TCG takes minutes.
+		res := run(t, 5*time.Minute, "strace", append([]string{"--seccomp-bpf", "-f", "-qq", "-e", "trace=openat", "-o", trace, rdmactl}, args...)...)
+		took := time.Since(t0)
+		if res.Code != 0 {
+			t.Fatalf("rdmactl %s: exit %d: %s", strings.Join(args, " "), res.Code, res.Stderr)
+		}
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opens := map[string]int{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if i := strings.Index(l, "/sys/class/infiniband/"); i >= 0 && strings.Contains(l, "/gids/") {
+				dev := strings.SplitN(l[i+len("/sys/class/infiniband/"):], "/", 2)[0]
+				opens[dev]++
+			}
+		}
+		t.Logf("rdmactl %s: %v under strace, GID files opened per device %v", strings.Join(args, " "), took, opens)
+		return opens
+	}
+	t0 := time.Now()
+	run(t, time.Minute, "rdma", "link", "show")
+	t.Logf("rdma link show: %v", time.Since(t0))
+	if o := gidOpens("rxe", "status"); len(o) != 0 {
+		t.Errorf("rxe status opened GID files %v; it prints no GID", o)
+	}
+	if o := gidOpens("rxe", "add", "veth0"); len(o) != 1 || o["rxe0"] == 0 {
+		t.Errorf("rxe add veth0 (rxe0 there) opened GID files %v; want rxe0's only", o)
+	}
+	if o := gidOpens("rxe", "remove", "rxet"); len(o) != 0 {
+		t.Errorf("rxe remove opened GID files %v; it prints no GID", o)
+	}
+}
+
+// TestNoRxeRxeAddLoadsCMModules (issue 9 item 5): rxe add leaves the host
+// ready for rdma_cm programs, loading ib_uverbs and rdma_ucm as rxe_cfg did.
+func TestNoRxeRxeAddLoadsCMModules(t *testing.T) {
+	requireRole(t, "single")
+	// rdma_rxe (left loaded by earlier tests) holds ib_uverbs; rdma_ucm
+	// is what rxe add used not to load.
+	if r := sh(t, time.Minute, "modprobe -r rdma_rxe; modprobe -r rdma_ucm && { modprobe -r ib_uverbs || true; }"); r.Code != 0 {
+		t.Fatalf("cannot unload rdma_ucm: %s", r.Stderr)
+	}
+	t.Cleanup(func() { sh(t, time.Minute, "modprobe ib_uverbs; modprobe rdma_ucm; rdma link delete rxe_veth0") })
+	res := run(t, time.Minute, rdmactl, "rxe", "add", "veth0")
+	if res.Code != 0 {
+		t.Fatalf("rxe add veth0: exit %d: %s", res.Code, res.Stderr)
+	}
+	for _, m := range []string{"ib_uverbs", "rdma_ucm"} {
+		if _, err := os.Stat("/sys/module/" + m); err != nil {
+			t.Errorf("%s is not loaded after rxe add", m)
+		}
+	}
+	if _, err := os.Stat("/dev/infiniband/rdma_cm"); err != nil {
+		t.Errorf("/dev/infiniband/rdma_cm missing after rxe add: %v", err)
+	}
 }

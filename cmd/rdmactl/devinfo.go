@@ -1,11 +1,16 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 )
+
+// devinfoUsageExit is ibv_devinfo's exit status for a bad option.
+const devinfoUsageExit = 255
 
 func newCmdDevinfo(f *cli.Factory, runF func(*devinfo.Options) error) *cobra.Command {
 	opts := &devinfo.Options{}
@@ -19,12 +24,8 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
   rdmactl devinfo --json -d rxe0`,
 		Args: wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := f.BindFlags(cmd.Flags(), map[string]string{cli.KeyDevice: "ib-dev", cli.KeyIBPort: "ib-port"})
-			if err != nil {
-				return err
-			}
-			opts.Device = v.GetString(cli.KeyDevice)
-			opts.Port = v.GetString(cli.KeyIBPort)
+			// ibv_devinfo reads no environment or config: neither does
+			// its emulation (RDMACTL_DEVICE must not hide devices).
 			opts.JSON = f.JSON
 			if runF != nil {
 				return runF(opts)
@@ -32,6 +33,16 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			return devinfo.Run(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
 		},
 	}
+	// ibv_devinfo exits 255 on an option it does not know (getopt, then
+	// usage, then return -1); scripts may test for it.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if f.JSON {
+			return cli.Usagef("%v (see '%s --help')", err, c.CommandPath())
+		}
+		fmt.Fprintf(f.IO.ErrOut, "rdmactl devinfo: %v\n", err)
+		fmt.Fprint(f.IO.Out, c.UsageString())
+		return cli.SilentExit(devinfoUsageExit)
+	})
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Device, "ib-dev", "d", "", "show only device `DEV` (default: every device)")
 	fl.StringVarP(&opts.Port, "ib-port", "i", "", "show only port `PORT` of the device (default: every port)")

@@ -108,36 +108,26 @@ func TestDevinfoLongFlagsAndJSON(t *testing.T) {
 
 // The device and port come from a flag, else RDMACTL_DEVICE/IB_PORT, else
 // the config file.
-func TestDevinfoConfigLayers(t *testing.T) {
+// ibv_devinfo reads no config and no environment; neither does devinfo
+// (issue 9: RDMACTL_DEVICE=rxe1 hid rxe0 from its output).
+func TestDevinfoIgnoresConfigAndEnvironment(t *testing.T) {
 	isolateConfig(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte("device: rxe0\nib_port: 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("RDMACTL_DEVICE", "rxe1")
+	t.Setenv("RDMACTL_IB_PORT", "x")
 	f, _, _ := newTestFactory()
 	f.ConfigPath = cfg
 	got, err := runDevinfoCmd(t, f)
-	if err != nil || got.Device != "rxe0" || got.Port != "1" {
-		t.Fatalf("config file: %+v %v", got, err)
+	if err != nil || got.Device != "" || got.Port != "" {
+		t.Fatalf("config and environment reached devinfo: %+v %v", got, err)
 	}
-
-	t.Setenv("RDMACTL_DEVICE", "rxe1")
-	f, _, _ = newTestFactory()
-	f.ConfigPath = cfg
-	if got, err = runDevinfoCmd(t, f); err != nil || got.Device != "rxe1" || got.Port != "1" {
-		t.Fatalf("environment: %+v %v", got, err)
-	}
-
 	f, _, _ = newTestFactory()
 	f.ConfigPath = cfg
 	if got, err = runDevinfoCmd(t, f, "-d", "mlx5_0", "-i", "2"); err != nil || got.Device != "mlx5_0" || got.Port != "2" {
 		t.Fatalf("flags: %+v %v", got, err)
-	}
-
-	f, _, _ = newTestFactory()
-	f.ConfigPath = filepath.Join(t.TempDir(), "missing.yaml")
-	if _, err = runDevinfoCmd(t, f); cli.ExitCode(err) != cli.ExitUsage {
-		t.Errorf("missing --config file: %v (exit %d)", err, cli.ExitCode(err))
 	}
 }
 
@@ -204,5 +194,17 @@ func TestGidsFlags(t *testing.T) {
 	f, _, _ = newTestFactory()
 	if got, err := runGidsCmd(t, f); err != nil || got.Device != "rxe1" || got.Port != "1" || got.IP != "" {
 		t.Errorf("from the environment: %+v %v", got, err)
+	}
+}
+
+// ibv_devinfo exits 255 on an unknown option; so does its emulation.
+func TestDevinfoBadOptionExitsLikeIbvDevinfo(t *testing.T) {
+	isolateConfig(t)
+	f, out, errOut := newTestFactory()
+	root := newCmdRoot(f)
+	root.SetArgs([]string{"devinfo", "--bogus"})
+	err := root.Execute()
+	if cli.ExitCode(err) != 255 || !cli.IsSilent(err) || !strings.Contains(errOut.String(), "--bogus") || !strings.Contains(out.String(), "Usage:") {
+		t.Errorf("devinfo --bogus: %v (exit %d), stderr %q, stdout %q", err, cli.ExitCode(err), errOut, out)
 	}
 }

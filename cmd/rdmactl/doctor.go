@@ -20,6 +20,8 @@ func newCmdDoctor(f *cli.Factory, runF func(*doctor.Options) error) *cobra.Comma
 		Args:    wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
+			opts.Verbs = f.RDMA()
 			if runF != nil {
 				return runF(opts)
 			}

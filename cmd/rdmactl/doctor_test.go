@@ -15,7 +15,7 @@ func TestDoctorFlags(t *testing.T) {
 	if err := executeCmd(cmd, "--ip", "10.9.0.1", "--facts"); err != nil {
 		t.Fatal(err)
 	}
-	if got.IP != "10.9.0.1" || !got.DumpFacts || !got.JSON || got.IO != f.IO {
+	if got.IP != "10.9.0.1" || !got.DumpFacts || !got.JSON || got.IO != f.IO || got.Host != theHost {
 		t.Errorf("options %+v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -16,7 +17,10 @@ var version = "dev"
 
 func main() {
 	ios := cli.System()
-	f := &cli.Factory{IO: ios, Version: version, RDMA: func() rdma.Stack { return cgoverbs.Stack{} }}
+	f := &cli.Factory{IO: ios, Version: version,
+		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
+		Host: host.System,
+	}
 	root := newCmdRoot(f)
 	err := root.Execute()
 	if err != nil && !cli.IsSilent(err) {

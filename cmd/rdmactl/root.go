@@ -53,5 +53,26 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdDoctor(f, nil),
 		newCmdMan(),
 	)
+	cmd.InitDefaultCompletionCmd()
+	requireSubcommands(cmd)
 	return cmd
+}
+
+// requireSubcommands makes every command group (rxe, completion…) reject
+// an unknown subcommand as a usage error; cobra would print the help and
+// exit 0, which a script reads as success.
+func requireSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		requireSubcommands(c)
+		if !c.HasSubCommands() || c.Runnable() {
+			continue
+		}
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	}
 }

@@ -13,7 +13,6 @@ func newCmdRxe(f *cli.Factory) *cobra.Command {
 		Short: "Add, remove and list Soft-RoCE (rdma_rxe) devices",
 		Long: "Soft-RoCE turns any Ethernet netdev into an RDMA device. These commands replace\n" +
 			"rxe_cfg and `rdma link add NAME type rxe netdev NETDEV`.",
-		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(
 		newCmdRxeAdd(f, nil),
@@ -36,6 +35,7 @@ func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Comma
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Netdev = args[0]
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -57,6 +57,7 @@ func newCmdRxeRemove(f *cli.Factory, runF func(*rxe.RemoveOptions) error) *cobra
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,6 +74,7 @@ func newCmdRxeStatus(f *cli.Factory, runF func(*rxe.StatusOptions) error) *cobra
 		Args:  wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.JSON
+			opts.Host = f.Host()
 			if runF != nil {
 				return runF(opts)
 			}

@@ -2,17 +2,29 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
+// stubHost stands for the machine; the commands under test only pass it on.
+type stubHost struct{ host.Host }
+
+var theHost = &stubHost{}
+
 func rxeTestFactory() *cli.Factory {
-	return &cli.Factory{IO: cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{})}
+	return &cli.Factory{
+		IO:   cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{}),
+		Host: func() host.Host { return theHost },
+		RDMA: func() rdma.Stack { return nil },
+	}
 }
 
 func executeCmd(cmd *cobra.Command, args ...string) error {
@@ -41,6 +53,9 @@ func TestRxeAddDefaults(t *testing.T) {
 	cmd := newCmdRxeAdd(rxeTestFactory(), func(o *rxe.AddOptions) error { got = o; return nil })
 	if err := executeCmd(cmd, "veth0"); err != nil {
 		t.Fatal(err)
+	}
+	if got.Host != theHost {
+		t.Errorf("rxe add did not get the factory's host")
 	}
 	if got.Name != "" || got.Timeout != rxe.DefaultTimeout || got.JSON {
 		t.Errorf("options %+v", got)
@@ -97,6 +112,17 @@ func TestRxeHasItsSubcommands(t *testing.T) {
 	for _, name := range []string{"add", "remove", "status"} {
 		if c, _, err := cmd.Find([]string{name}); err != nil || c.Name() != name {
 			t.Errorf("no %s subcommand: %v", name, err)
+		}
+	}
+}
+
+func TestUnknownSubcommandIsUsageError(t *testing.T) {
+	for _, args := range [][]string{{"rxe", "bogus"}, {"completion", "nosuchshell"}} {
+		root := newCmdRoot(rxeTestFactory())
+		root.SetArgs(args)
+		err := root.Execute()
+		if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), args[1]) {
+			t.Errorf("rdmactl %s: %v (exit %d), want a usage error naming %s", strings.Join(args, " "), err, cli.ExitCode(err), args[1])
 		}
 	}
 }

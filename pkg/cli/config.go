@@ -2,8 +2,11 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -18,6 +21,68 @@ const (
 	KeyCMPort   = "cm_port"   // rdma_cm port for ping
 	KeyTCPPort  = "tcp_port"  // TCP port for demo
 )
+
+// KnownKeys are the configuration keys rdmactl reads; any other key in a
+// config file is warned about (a typo would otherwise go unnoticed).
+var KnownKeys = []string{KeyDevice, KeyIBPort, KeyGIDIndex, KeyCMPort, KeyTCPPort}
+
+// UnknownKeys lists the keys of the loaded config file that rdmactl does
+// not read.
+func UnknownKeys(v *viper.Viper) []string {
+	var out []string
+	for _, k := range v.AllKeys() {
+		if !slices.Contains(KnownKeys, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// EnvVar is the environment variable that sets key.
+func EnvVar(key string) string { return "RDMACTL_" + strings.ToUpper(key) }
+
+// checkDefault validates a default taken from the environment or the
+// config file, so that a bad value is reported against where it came from
+// rather than as a flag the user never gave. Values from flags are checked
+// by the commands.
+func checkDefault(key, value string) error {
+	number := func(lo, hi int) bool {
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		return err == nil && n >= lo && n <= hi
+	}
+	switch key {
+	case KeyIBPort:
+		if !number(1, 255) {
+			return errors.New("want a port number from 1 to 255")
+		}
+	case KeyGIDIndex:
+		if value != "auto" && !number(0, 255) {
+			return errors.New("want a GID index from 0 to 255 (see 'rdmactl gids') or auto")
+		}
+	case KeyCMPort, KeyTCPPort:
+		if !number(1, 65535) {
+			return errors.New("want a port from 1 to 65535")
+		}
+	case KeyDevice:
+		if strings.TrimSpace(value) == "" || strings.ContainsAny(value, "/ \t") {
+			return errors.New("want an RDMA device name (see 'rdmactl devices')")
+		}
+	}
+	return nil
+}
+
+// defaultSource names where a key's value comes from when no flag set it:
+// the environment variable or the config file's key; "" for neither.
+func defaultSource(v *viper.Viper, key string) (source, value string) {
+	if val, ok := os.LookupEnv(EnvVar(key)); ok && val != "" {
+		return EnvVar(key), val
+	}
+	if v.InConfig(key) {
+		return fmt.Sprintf("%s:%s", v.ConfigFileUsed(), key), v.GetString(key)
+	}
+	return "", ""
+}
 
 // LoadConfig builds the layered configuration. explicit is the --config
 // value: when given, the file must exist. Otherwise the first of

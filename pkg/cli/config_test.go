@@ -123,3 +123,47 @@ func TestPaletteIsPlainWithoutColor(t *testing.T) {
 		t.Errorf("Red = %q with colour on, want an escape sequence around the text", got)
 	}
 }
+
+// A bad default is reported against its source, not as a flag the user
+// never gave; an explicit flag is left to the command to check.
+func TestBadDefaultsNameTheirSource(t *testing.T) {
+	path := writeConfig(t, "gid_index: banana\nib_port: 0\n")
+	newFlags := func(args ...string) *pflag.FlagSet {
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		fs.String("gid-idx", "auto", "")
+		fs.String("ib-port", "1", "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	keys := map[string]string{KeyGIDIndex: "gid-idx"}
+	f := &Factory{ConfigPath: path, IO: Test(nil, &bytes.Buffer{}, &bytes.Buffer{})}
+	_, err := f.BindFlags(newFlags(), keys)
+	want := `invalid ` + path + `:gid_index "banana" (the default for --gid-idx): want a GID index from 0 to 255 (see 'rdmactl gids') or auto`
+	if ExitCode(err) != ExitUsage || err.Error() != want {
+		t.Errorf("config key: %v\nwant %s", err, want)
+	}
+	if _, err := f.BindFlags(newFlags("--gid-idx", "2"), keys); err != nil {
+		t.Errorf("explicit flag over a bad config value: %v", err)
+	}
+	t.Setenv("RDMACTL_IB_PORT", "x")
+	_, err = f.BindFlags(newFlags(), map[string]string{KeyIBPort: "ib-port"})
+	want = `invalid RDMACTL_IB_PORT "x" (the default for --ib-port): want a port number from 1 to 255`
+	if ExitCode(err) != ExitUsage || err.Error() != want {
+		t.Errorf("environment: %v\nwant %s", err, want)
+	}
+}
+
+func TestUnknownConfigKeysAreWarned(t *testing.T) {
+	path := writeConfig(t, "devcie: rxe1\ndevice: rxe0\n")
+	var errOut bytes.Buffer
+	f := &Factory{ConfigPath: path, IO: Test(nil, &bytes.Buffer{}, &errOut)}
+	if _, err := f.Config(); err != nil {
+		t.Fatal(err)
+	}
+	want := `rdmactl: warning: ` + path + `: unknown key "devcie" ignored (known: device, ib_port, gid_index, cm_port, tcp_port)` + "\n"
+	if errOut.String() != want {
+		t.Errorf("stderr %q\nwant   %q", errOut.String(), want)
+	}
+}

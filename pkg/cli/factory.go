@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -19,6 +24,9 @@ type Factory struct {
 	// RDMA returns the RDMA stack; cmd/rdmactl wires pkg/cgoverbs, tests
 	// a fake. Commands copy it into their options.
 	RDMA func() rdma.Stack
+	// Host returns the machine (netlink, sysfs, modules) for rxe and
+	// doctor; cmd/rdmactl wires host.System, tests a fake.
+	Host func() host.Host
 
 	config *viper.Viper
 }
@@ -32,8 +40,20 @@ func (f *Factory) Config() (*viper.Viper, error) {
 	if err != nil {
 		return nil, err
 	}
+	if unknown := UnknownKeys(v); len(unknown) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "rdmactl: warning: %s: unknown key %s ignored (known: %s)\n",
+			v.ConfigFileUsed(), strings.Join(quoteAll(unknown), ", "), strings.Join(KnownKeys, ", "))
+	}
 	f.config = v
 	return v, nil
+}
+
+func quoteAll(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strconv.Quote(k)
+	}
+	return out
 }
 
 // BindFlags ties config keys to flags so that an explicit flag wins over
@@ -45,10 +65,19 @@ func (f *Factory) BindFlags(flags *pflag.FlagSet, keyToFlag map[string]string) (
 		return nil, err
 	}
 	for key, name := range keyToFlag {
-		if fl := flags.Lookup(name); fl != nil {
-			if err := v.BindPFlag(key, fl); err != nil {
-				return nil, err
+		fl := flags.Lookup(name)
+		if fl == nil {
+			continue
+		}
+		if !fl.Changed {
+			if source, value := defaultSource(v, key); source != "" {
+				if err := checkDefault(key, value); err != nil {
+					return nil, Usagef("invalid %s %q (the default for --%s): %v", source, value, name, err)
+				}
 			}
+		}
+		if err := v.BindPFlag(key, fl); err != nil {
+			return nil, err
 		}
 	}
 	return v, nil

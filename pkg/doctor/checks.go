@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
@@ -66,11 +67,16 @@ func result(name string, s Status, detail, fix string) Result {
 
 func checkModules(f *Facts) Result {
 	var loaded, loadable, missing []string
+	onDemand := ""
 	for _, name := range []string{"ib_core", "ib_uverbs", "rdma_ucm"} {
 		m := f.module(name)
 		switch {
 		case m.Loaded || m.Builtin:
 			loaded = append(loaded, name)
+		case m.Available && name == "rdma_ucm":
+			// The kernel loads it when a program first opens
+			// /dev/infiniband/rdma_cm: nothing to fix.
+			onDemand = name + " loads on first use"
 		case m.Available:
 			loadable = append(loadable, name)
 		default:
@@ -110,7 +116,11 @@ func checkModules(f *Facts) Result {
 		return result(CheckModules, Warn,
 			fmt.Sprintf("%s not loaded (loadable)", strings.Join(loadable, ", ")), fix)
 	}
-	return result(CheckModules, OK, strings.Join(loaded, ", ")+" loaded", "")
+	detail := strings.Join(loaded, ", ") + " loaded"
+	if onDemand != "" {
+		detail += "; " + onDemand
+	}
+	return result(CheckModules, OK, detail, "")
 }
 
 func checkUverbs(f *Facts) Result {
@@ -153,6 +163,11 @@ func checkRdmaCM(f *Facts) Result {
 	switch {
 	case !ok && !f.RDMAClass:
 		return result(CheckRdmaCM, Warn, "no RDMA core in the kernel, so no /dev/infiniband/rdma_cm (see "+CheckModules+")", "")
+	case !ok && f.module("rdma_ucm").Available && !f.module("rdma_ucm").Loaded:
+		// Seen in the lab: with rdma_ucm unloaded the node is absent, and
+		// the first rdma_cm program (rping) loads the module and works.
+		return result(CheckRdmaCM, OK,
+			"/dev/infiniband/rdma_cm appears when rdma_ucm loads, which the first rdma_cm program does (modprobe rdma_ucm does it now)", "")
 	case !ok:
 		return result(CheckRdmaCM, Fail,
 			"/dev/infiniband/rdma_cm is missing: rping and other rdma_cm programs cannot start", "modprobe rdma_ucm")
@@ -247,13 +262,13 @@ func suggestNetdev(f *Facts) string {
 	return "NETDEV"
 }
 
-func (f *Facts) netdev(name string) (rxe.Netdev, bool) {
+func (f *Facts) netdev(name string) (host.Netdev, bool) {
 	for _, nd := range f.Netdevs {
 		if nd.Name == name {
 			return nd, true
 		}
 	}
-	return rxe.Netdev{}, false
+	return host.Netdev{}, false
 }
 
 // checkGIDs checks that each IPv4 address of an active RoCE port's netdev
@@ -287,7 +302,7 @@ func checkGIDs(f *Facts, target netip.Addr) Result {
 				}
 			}
 			for _, a := range addrs {
-				if g, ok := p.RoCEv2GID(a.Addr()); ok {
+				if g, ok := host.RoCEv2GID(p.GIDs, a.Addr()); ok {
 					good = append(good, fmt.Sprintf("%s → %s/%d index %d", a.Addr(), d.Name, p.Num, g.Index))
 					continue
 				}
@@ -368,34 +383,6 @@ func checkAddrs(f *Facts, target netip.Addr) Result {
 	return result(CheckAddrs, OK, strings.Join(good, ", "), "")
 }
 
-func checkTarget(f *Facts, a netip.Addr, rdma map[string][]string) Result {
-	if nd, ok := localNetdev(f.Netdevs, a); ok {
-		if devs, ok := rdma[nd.Name]; ok {
-			return result(CheckAddrs, OK, fmt.Sprintf("%s is on %s, which has %s", a, nd.Name, strings.Join(devs, ",")), "")
-		}
-		return result(CheckAddrs, Fail,
-			fmt.Sprintf("%s is on %s, which has no RDMA device: rdma_bind_addr fails with ENODEV, rping with RDMA_CM_EVENT_ADDR_ERROR", a, nd.Name),
-			"rdmactl rxe add "+nd.Name)
-	}
-	t := f.Target
-	if t == nil || t.RouteErr != "" {
-		why := "no route"
-		if t != nil {
-			why = t.RouteErr
-		}
-		return result(CheckAddrs, Fail,
-			fmt.Sprintf("%s is not local and cannot be reached (%s): rdma_resolve_addr ends in RDMA_CM_EVENT_ADDR_ERROR", a, why),
-			"add a route or an address in its subnet on an RDMA netdev")
-	}
-	if devs, ok := rdma[t.RouteNetdev]; ok {
-		return result(CheckAddrs, OK,
-			fmt.Sprintf("%s is reached via %s (source %s), which has %s", a, t.RouteNetdev, t.RouteSrc, strings.Join(devs, ",")), "")
-	}
-	return result(CheckAddrs, Fail,
-		fmt.Sprintf("%s is reached via %s, which has no RDMA device: rdma_resolve_addr ends in RDMA_CM_EVENT_ADDR_ERROR", a, t.RouteNetdev),
-		fmt.Sprintf("rdmactl rxe add %s, or route %s via a netdev that has one", t.RouteNetdev, a))
-}
-
 func checkFirewall(f *Facts) Result {
 	var read, unknown, drops []string
 	fix := ""
@@ -428,8 +415,11 @@ func checkFirewall(f *Facts) Result {
 			fmt.Sprintf("a rule drops RoCE v2 (UDP %d): %s", RoCEPort, strings.Join(drops, "; ")), fix)
 	case len(read) == 0:
 		sort.Strings(unknown)
-		return result(CheckFirewall, Warn, "unknown: "+strings.Join(unknown, "; "),
-			"run as root with iptables or nft installed to check")
+		fix := "run as root with iptables or nft installed to check"
+		if timedOut(f.Firewall) {
+			fix = "run rdmactl doctor again when the host is less busy"
+		}
+		return result(CheckFirewall, Warn, "unknown: "+strings.Join(unknown, "; "), fix)
 	}
 	detail := fmt.Sprintf("no rule drops UDP %d (%s)", RoCEPort, strings.Join(read, ", "))
 	if len(unknown) > 0 {
@@ -467,4 +457,13 @@ func checkMemlock(f *Facts) Result {
 	}
 	return result(CheckMemlock, Fail,
 		limit+": too small to register memory, ibv_reg_mr fails with ENOMEM (Cannot allocate memory)", fix)
+}
+
+func timedOut(dumps []FirewallDump) bool {
+	for _, d := range dumps {
+		if d.TimedOut {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // loadFacts reads testdata/facts/NAME.json, captured with
@@ -108,6 +109,17 @@ func TestChecksOnLabCaptures(t *testing.T) {
 		{"veth1-no-ipv4", with(map[string]Status{CheckGIDs: Warn}), map[string]string{
 			CheckGIDs: "no IPv4 address on rxe1/1 (veth1): rdma_cm cannot use these ports; fix: ip addr add ADDR/PREFIX dev veth1",
 		}},
+		// Derived from ip-routed: the probe's ARP got no answer, as for
+		// 10.9.0.77 in the lab (TestSingleDoctorIPNeighbour).
+		{"ip-no-arp", with(map[string]Status{CheckAddrs: Fail}), map[string]string{
+			CheckAddrs: "10.9.0.77 is on-link via veth0 but did not answer ARP (neighbour FAILED after 4s): rdma_resolve_addr ends in RDMA_CM_EVENT_ADDR_ERROR (-110); fix: check that the peer is up",
+		}},
+		// Derived from no-rdma-cm with rdma_ucm unloaded, the state after
+		// modprobe -r rdma_ucm in the lab, where rping then worked.
+		{"rdma-cm-on-demand", allOK, map[string]string{
+			CheckRdmaCM:  "/dev/infiniband/rdma_cm appears when rdma_ucm loads, which the first rdma_cm program does",
+			CheckModules: "ib_core, ib_uverbs, rdma_rxe loaded; rdma_ucm loads on first use",
+		}},
 		{"no-rdma-cm", with(map[string]Status{CheckRdmaCM: Fail}), map[string]string{
 			CheckRdmaCM: "/dev/infiniband/rdma_cm is missing: rping and other rdma_cm programs cannot start; fix: modprobe rdma_ucm",
 		}},
@@ -196,5 +208,19 @@ func TestModulesMissingFromIndex(t *testing.T) {
 	if r.Status != Fail || r.Detail != "rdma_rxe not loaded and not in /lib/modules/6.8.0-1" ||
 		!strings.Contains(r.Fix, "linux-modules-extra") {
 		t.Errorf("%+v", r)
+	}
+}
+
+func TestFirewallToolThatTimesOut(t *testing.T) {
+	defer func(d time.Duration) { toolTimeout = d }(toolTimeout)
+	toolTimeout = 100 * time.Millisecond
+	d := runTool("sleep", "5")
+	if !d.TimedOut || d.Err != "timed out after 100ms" {
+		t.Fatalf("runTool(sleep 5) = %+v, want timed out", d)
+	}
+	r := checkFirewall(&Facts{Firewall: []FirewallDump{d, {Tool: "nft", Missing: true}}})
+	want := "unknown: nft not installed; sleep: timed out after 100ms"
+	if r.Status != Warn || r.Detail != want || strings.Contains(r.Fix, "root") {
+		t.Errorf("firewall check %+v, want warn %q without a hint about root", r, want)
 	}
 }

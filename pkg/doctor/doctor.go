@@ -4,13 +4,14 @@
 package doctor
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Options are the inputs of `rdmactl doctor`.
@@ -21,7 +22,10 @@ type Options struct {
 	IP string
 	// DumpFacts prints the gathered facts as JSON instead of checking.
 	DumpFacts bool
-	// Gather reads the facts; nil means the real system.
+	// Host and Verbs are where the facts come from (the factory's).
+	Host  host.Host
+	Verbs rdma.Verbs
+	// Gather overrides reading the facts from Host and Verbs (tests).
 	Gather func(target netip.Addr) *Facts
 }
 
@@ -38,13 +42,11 @@ func Run(opts *Options) error {
 	}
 	gather := opts.Gather
 	if gather == nil {
-		gather = Gather
+		gather = func(target netip.Addr) *Facts { return Gather(opts.Host, opts.Verbs, target) }
 	}
 	facts := gather(target)
 	if opts.DumpFacts {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(facts)
+		return cli.WriteJSON(opts.IO.Out, facts)
 	}
 	results := RunChecks(facts, target)
 	if opts.JSON {
@@ -71,9 +73,7 @@ func failed(results []Result) int {
 }
 
 func writeJSON(w io.Writer, results []Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return cli.WriteJSON(w, struct {
 		OK     bool     `json:"ok"`
 		Checks []Result `json:"checks"`
 	}{failed(results) == 0, results})

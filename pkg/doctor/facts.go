@@ -3,7 +3,7 @@ package doctor
 import (
 	"net/netip"
 
-	"github.com/rdmactl/rdmactl/pkg/rxe"
+	"github.com/rdmactl/rdmactl/pkg/host"
 )
 
 // Facts is everything the checks look at, gathered from the system once
@@ -19,15 +19,15 @@ type Facts struct {
 	ModuleIndexErr string `json:"module_index_err,omitempty"`
 
 	// RDMAClass tells whether /sys/class/infiniband exists (ib_core loaded).
-	RDMAClass bool         `json:"rdma_class"`
-	Devices   []rxe.Device `json:"devices"`
+	RDMAClass bool          `json:"rdma_class"`
+	Devices   []host.Device `json:"devices"`
 	// Uverbs maps an RDMA device to its uverbs node name ("uverbs0").
 	Uverbs map[string]string `json:"uverbs"`
 	// DevNodes lists /dev/infiniband: name and whether this process can
 	// open it for reading and writing.
 	DevNodes []DevNode `json:"dev_nodes"`
 
-	Netdevs []rxe.Netdev `json:"netdevs"`
+	Netdevs []host.Netdev `json:"netdevs"`
 
 	Firewall []FirewallDump `json:"firewall"`
 
@@ -67,6 +67,8 @@ type FirewallDump struct {
 	Missing bool   `json:"missing"` // not installed
 	Output  string `json:"output,omitempty"`
 	Err     string `json:"err,omitempty"`
+	// TimedOut is set when the tool was killed at its time bound.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // Target is the --ip address and how the kernel reaches it.
@@ -77,6 +79,12 @@ type Target struct {
 	RouteNetdev string     `json:"route_netdev,omitempty"`
 	RouteSrc    netip.Addr `json:"route_src,omitempty"`
 	RouteErr    string     `json:"route_err,omitempty"`
+	// Neighbour is the next hop on an on-link route (the target itself or
+	// its gateway) and NeighState its ARP state after a probe: REACHABLE,
+	// STALE…, or FAILED/INCOMPLETE when it did not answer within NeighWait.
+	Neighbour  netip.Addr `json:"neighbour,omitempty"`
+	NeighState string     `json:"neigh_state,omitempty"`
+	NeighWait  string     `json:"neigh_wait,omitempty"`
 }
 
 // module returns the named module's state (zero value when not gathered).

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -15,19 +17,25 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
 // watchedModules are the modules the kernel-modules check reports on.
 var watchedModules = []string{"ib_core", "ib_uverbs", "rdma_ucm", rxe.Module}
 
-// toolTimeout bounds each firewall tool run.
-const toolTimeout = 5 * time.Second
+// toolTimeout bounds each firewall tool run: iptables-save took more than
+// 5 s in a cold lab VM.
+var toolTimeout = 30 * time.Second
 
-// Gather reads the facts from this system. target, when valid, is the
-// --ip address.
-func Gather(target netip.Addr) *Facts {
+// neighWait bounds the ARP probe of --ip's next hop: the kernel gives up
+// after 3 unanswered requests a second apart.
+const neighWait = 4 * time.Second
+
+// Gather reads the facts from h and the verbs device list from v. target,
+// when valid, is the --ip address.
+func Gather(h host.Host, v rdma.Verbs, target netip.Addr) *Facts {
 	f := &Facts{Uverbs: map[string]string{}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -35,8 +43,20 @@ func Gather(target netip.Addr) *Facts {
 	}
 	gatherModules(f)
 
-	devs, err := rxe.ReadDevices(rxe.ClassDir)
+	devs, err := h.Devices()
 	f.RDMAClass = !errors.Is(err, fs.ErrNotExist)
+	for i := range devs {
+		for j := range devs[i].Ports {
+			p := &devs[i].Ports[j]
+			p.GIDs, _ = h.PortGIDs(devs[i].Name, p.Num)
+			for _, g := range p.GIDs {
+				if g.Netdev != "" {
+					p.Netdev = g.Netdev
+					break
+				}
+			}
+		}
+	}
 	f.Devices = devs
 	if ents, err := os.ReadDir("/sys/class/infiniband_verbs"); err == nil {
 		for _, e := range ents {
@@ -55,7 +75,7 @@ func Gather(target netip.Addr) *Facts {
 		}
 	}
 
-	f.Netdevs, _ = rxe.ListNetdevs()
+	f.Netdevs, _ = h.Netdevs()
 	f.Firewall = []FirewallDump{runTool("iptables-save"), runTool("nft", "list", "ruleset")}
 
 	var rl unix.Rlimit
@@ -64,13 +84,13 @@ func Gather(target netip.Addr) *Facts {
 		f.MemlockUnlimited = rl.Cur == unix.RLIM_INFINITY
 	}
 	if st, err := os.Open("/proc/self/status"); err == nil {
-		if caps, err := rxe.EffectiveCaps(st); err == nil {
-			f.CapIPCLock = caps&(1<<rxe.CapIPCLock) != 0
+		if caps, err := host.EffectiveCaps(st); err == nil {
+			f.CapIPCLock = caps&(1<<host.CapIPCLock) != 0
 		}
 		st.Close()
 	}
 
-	if vd, err := cgoverbs.Devices(); err != nil {
+	if vd, err := v.DeviceList(); err != nil {
 		f.VerbsErr = err.Error()
 	} else {
 		for _, d := range vd {
@@ -117,6 +137,11 @@ func runTool(name string, args ...string) FirewallDump {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			d.TimedOut = true
+			d.Err = fmt.Sprintf("timed out after %v", toolTimeout)
+			return d
+		}
 		// The first line names the problem; keep the check to one line.
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		if msg == "" {
@@ -131,7 +156,7 @@ func runTool(name string, args ...string) FirewallDump {
 
 // gatherTarget asks the kernel how it would reach a non-local address, as
 // rdma_resolve_addr does; it sends nothing.
-func gatherTarget(addr netip.Addr, netdevs []rxe.Netdev) *Target {
+func gatherTarget(addr netip.Addr, netdevs []host.Netdev) *Target {
 	t := &Target{Addr: addr}
 	if _, ok := localNetdev(netdevs, addr); ok {
 		return t
@@ -152,11 +177,79 @@ func gatherTarget(addr netip.Addr, netdevs []rxe.Netdev) *Target {
 	if src, ok := netip.AddrFromSlice(routes[0].Src); ok {
 		t.RouteSrc = src.Unmap()
 	}
+	t.Neighbour = addr
+	if gw, ok := netip.AddrFromSlice(routes[0].Gw); ok && gw.IsValid() && !gw.IsUnspecified() {
+		t.Neighbour = gw.Unmap()
+	}
+	if t.Neighbour.Is4() {
+		t.NeighState = probeNeighbour(routes[0].LinkIndex, addr, t.Neighbour)
+		t.NeighWait = neighWait.String()
+	}
 	return t
 }
 
+// probeNeighbour makes the kernel resolve the next hop as rdma_resolve_addr
+// would, by sending one UDP datagram to the discard port of addr, and
+// returns the ARP state of next hop once it has settled or neighWait passed.
+func probeNeighbour(linkIndex int, addr, next netip.Addr) string {
+	if c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, 9))); err == nil {
+		_, _ = c.Write([]byte{0})
+		c.Close()
+	}
+	state := ""
+	deadline := time.Now().Add(neighWait)
+	for {
+		state = neighState(linkIndex, next)
+		switch state {
+		case "", "INCOMPLETE", "PROBE", "DELAY", "NONE":
+		default:
+			return state // REACHABLE, STALE, PERMANENT, NOARP, FAILED
+		}
+		if time.Now().After(deadline) {
+			return state
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func neighState(linkIndex int, next netip.Addr) string {
+	neighs, err := netlink.NeighList(linkIndex, netlink.FAMILY_V4)
+	if err != nil {
+		return ""
+	}
+	for _, n := range neighs {
+		if a, ok := netip.AddrFromSlice(n.IP); ok && a.Unmap() == next {
+			return neighStateName(n.State)
+		}
+	}
+	return ""
+}
+
+// neighStateName names NUD_* states as `ip neigh` does.
+func neighStateName(s int) string {
+	switch s {
+	case netlink.NUD_INCOMPLETE:
+		return "INCOMPLETE"
+	case netlink.NUD_REACHABLE:
+		return "REACHABLE"
+	case netlink.NUD_STALE:
+		return "STALE"
+	case netlink.NUD_DELAY:
+		return "DELAY"
+	case netlink.NUD_PROBE:
+		return "PROBE"
+	case netlink.NUD_FAILED:
+		return "FAILED"
+	case netlink.NUD_NOARP:
+		return "NOARP"
+	case netlink.NUD_PERMANENT:
+		return "PERMANENT"
+	}
+	return "NONE"
+}
+
 // localNetdev returns the netdev that holds addr.
-func localNetdev(netdevs []rxe.Netdev, addr netip.Addr) (rxe.Netdev, bool) {
+func localNetdev(netdevs []host.Netdev, addr netip.Addr) (host.Netdev, bool) {
 	for _, nd := range netdevs {
 		for _, p := range nd.Addrs {
 			if p.Addr() == addr {
@@ -164,5 +257,5 @@ func localNetdev(netdevs []rxe.Netdev, addr netip.Addr) (rxe.Netdev, bool) {
 			}
 		}
 	}
-	return rxe.Netdev{}, false
+	return host.Netdev{}, false
 }

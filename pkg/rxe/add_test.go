@@ -1,6 +1,7 @@
 package rxe
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func TestAddCreatesLinkLoadingModule(t *testing.T) {
@@ -15,8 +19,8 @@ func TestAddCreatesLinkLoadingModule(t *testing.T) {
 	io, out := testIO()
 	err := Add(&AddOptions{IO: io, Netdev: "veth0", Host: h})
 	wantExit(t, err, 0)
-	if strings.Join(h.loads, ",") != Module {
-		t.Errorf("modules loaded %v, want [%s]", h.loads, Module)
+	if strings.Join(h.loads, ",") != "rdma_rxe,ib_uverbs,rdma_ucm" {
+		t.Errorf("modules loaded %v, want rdma_rxe, ib_uverbs and rdma_ucm (a host ready for rping)", h.loads)
 	}
 	if strings.Join(h.adds, ",") != "rxe_veth0@veth0" {
 		t.Errorf("links added %v, want rxe_veth0 on veth0", h.adds)
@@ -50,12 +54,20 @@ func TestAddIsIdempotent(t *testing.T) {
 	h := &fakeHost{netdevs: nds, loaded: true, devs: []Device{rxeDevice("rxe0", nds[2], "")}}
 	io, out := testIO()
 	// Even with another --name, the link already on veth0 is what counts.
+	errOut := &bytes.Buffer{}
+	io.ErrOut = errOut
 	wantExit(t, Add(&AddOptions{IO: io, Netdev: "veth0", Name: "other", Host: h}), 0)
 	if len(h.adds) != 0 || len(h.loads) != 0 {
 		t.Errorf("second add changed something: adds %v loads %v", h.adds, h.loads)
 	}
 	if !strings.HasPrefix(out.String(), "rxe0: already on veth0 (nothing changed), port 1 ACTIVE\n") {
 		t.Errorf("output:\n%s", out)
+	}
+	if want := "rdmactl: note: --name other ignored: veth0 already has rxe0 (remove it first to rename: rdmactl rxe remove rxe0)\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	if h.gidReads != 1 {
+		t.Errorf("read %d GID tables, want only the shown port's", h.gidReads)
 	}
 }
 
@@ -64,12 +76,12 @@ func TestAddJSON(t *testing.T) {
 	io, out := testIO()
 	wantExit(t, Add(&AddOptions{IO: io, JSON: true, Netdev: "veth1", Name: "rxe_b", Host: h}), 0)
 	var res struct {
-		Device   string `json:"device"`
-		Netdev   string `json:"netdev"`
-		Created  bool   `json:"created"`
-		State    string `json:"state"`
-		GIDIndex *int   `json:"gid_index"`
-		GIDs     []GID  `json:"gids"`
+		Device   string          `json:"device"`
+		Netdev   string          `json:"netdev"`
+		Created  bool            `json:"created"`
+		State    string          `json:"state"`
+		GIDIndex *int            `json:"gid_index"`
+		GIDs     []rdma.GIDEntry `json:"gids"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
@@ -78,8 +90,12 @@ func TestAddJSON(t *testing.T) {
 		res.GIDIndex == nil || *res.GIDIndex != 1 || len(res.GIDs) != 3 {
 		t.Errorf("JSON result %+v", res)
 	}
-	if ip, _ := res.GIDs[1].IPv4(); ip.String() != "10.9.0.2" {
-		t.Errorf("GID 1 is %v, want ::ffff:10.9.0.2", res.GIDs[1].Addr)
+	if ip, _ := res.GIDs[1].GID.IPv4(); ip.String() != "10.9.0.2" {
+		t.Errorf("GID 1 is %v, want ::ffff:10.9.0.2", res.GIDs[1].GID)
+	}
+	if !strings.Contains(out.String(), `"gid": "::ffff:10.9.0.2",
+      "type": "RoCE v2",`) {
+		t.Errorf("JSON GID entries changed form:\n%s", out)
 	}
 }
 
@@ -112,14 +128,14 @@ func TestAddErrors(t *testing.T) {
 		},
 		{
 			name: "module cannot load",
-			host: &fakeHost{netdevs: nds, loadErr: &ModuleError{Module: Module,
+			host: &fakeHost{netdevs: nds, loadErr: &host.ModuleError{Module: Module,
 				Message: "modprobe: ERROR: could not insert 'rdma_rxe': Invalid argument"}},
 			opts: AddOptions{Netdev: "veth0"},
 			want: "cannot load kernel module rdma_rxe: modprobe: ERROR: could not insert 'rdma_rxe': Invalid argument", noAdds: true,
 		},
 		{
 			name: "kernel without RDMA",
-			host: &fakeHost{netdevs: nds, noClass: true, loadErr: &ModuleError{Module: Module,
+			host: &fakeHost{netdevs: nds, noClass: true, loadErr: &host.ModuleError{Module: Module,
 				Message: "modprobe: FATAL: Module rdma_rxe not found in directory /lib/modules/6.18.44"}},
 			opts: AddOptions{Netdev: "veth0"},
 			want: "this kernel has no RDMA support: /sys/class/infiniband does not exist and rdma_rxe cannot be loaded " +
@@ -157,19 +173,93 @@ func TestAddErrors(t *testing.T) {
 	}
 }
 
-func TestAddReportsPortThatStaysDown(t *testing.T) {
+func TestAddRefusesAdminDownNetdev(t *testing.T) {
 	nds := append(labNetdevs(), Netdev{Name: "dummy0", Kind: "dummy", Index: 4, State: "down", MTU: 1500})
+	h := &fakeHost{netdevs: nds, loaded: true}
+	io, _ := testIO()
+	err := Add(&AddOptions{IO: io, Netdev: "dummy0", Host: h})
+	wantExit(t, err, 1)
+	want := "dummy0 is down, so its RDMA port would stay DOWN; fix: ip link set dummy0 up, then rdmactl rxe add dummy0"
+	if err.Error() != want || len(h.adds) != 0 {
+		t.Errorf("error %q (adds %v)\nwant  %q and no link", err, h.adds, want)
+	}
+}
+
+func TestAddRemovesLinkWhosePortStaysDown(t *testing.T) {
+	nds := append(labNetdevs(), Netdev{Name: "vq0", Kind: "veth", Index: 4, AdminUp: true, State: "lower-layer-down", MTU: 1500})
 	h := &fakeHost{netdevs: nds, loaded: true, portState: "DOWN"}
 	io, _ := testIO()
 	start := time.Now()
-	err := Add(&AddOptions{IO: io, Netdev: "dummy0", Timeout: 150 * time.Millisecond, Host: h})
+	err := Add(&AddOptions{IO: io, Netdev: "vq0", Timeout: 150 * time.Millisecond, Host: h})
 	wantExit(t, err, 1)
-	want := "rxe_dummy0 port 1 is DOWN after 150ms: dummy0 is down; fix: ip link set dummy0 up"
+	want := "rxe_vq0 port 1 is DOWN after 150ms: vq0 is lower-layer-down; fix: set its veth peer up (ip link set PEER up); " +
+		"rxe_vq0 was removed again, run rdmactl rxe add vq0 once that is fixed"
 	if err.Error() != want {
 		t.Errorf("error %q\nwant  %q", err, want)
 	}
+	if strings.Join(h.dels, ",") != "rxe_vq0" || len(h.devs) != 0 {
+		t.Errorf("link not removed: dels %v, devices %v", h.dels, h.devs)
+	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("wait took %v, bounded by a 150ms timeout", d)
+	}
+	h = &fakeHost{netdevs: nds, loaded: true, portState: "DOWN", delErr: unix.EBUSY}
+	err = Add(&AddOptions{IO: io, Netdev: "vq0", Timeout: 50 * time.Millisecond, Host: h})
+	if err == nil || !strings.HasSuffix(err.Error(), "rxe_vq0 was left behind (removing it failed: device or resource busy): rdmactl rxe remove rxe_vq0") {
+		t.Errorf("error %v, want it to say the link was left and how to remove it", err)
+	}
+}
+
+func TestAddRefusesLoopbackAndBadNames(t *testing.T) {
+	h := &fakeHost{netdevs: labNetdevs(), loaded: true}
+	io, _ := testIO()
+	err := Add(&AddOptions{IO: io, Netdev: "lo", Host: h})
+	wantExit(t, err, 1)
+	if !strings.HasPrefix(err.Error(), "lo is a loopback device: its packets never leave this host") {
+		t.Errorf("error %q", err)
+	}
+	for name, why := range map[string]string{
+		"x/y":                   "the kernel would rename it ('/' becomes '!')",
+		"rxe%d":                 "the kernel refuses '%' in device names",
+		"a b":                   "spaces and control characters are not allowed",
+		strings.Repeat("n", 64): "64 bytes, the kernel keeps at most 63",
+		"..":                    "not a device name",
+	} {
+		err := Add(&AddOptions{IO: io, Netdev: "veth0", Name: name, Host: h})
+		wantExit(t, err, 2)
+		if want := fmt.Sprintf("invalid --name %q: %s", name, why); err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+	}
+	if len(h.adds) != 0 {
+		t.Errorf("links added: %v", h.adds)
+	}
+	wantExit(t, ValidName(strings.Repeat("n", 63)), 0)
+	wantExit(t, Add(&AddOptions{IO: io, Netdev: "veth0", Timeout: -time.Second, Host: h}), 2)
+}
+
+// racingHost loses the race: AddLink fails as the kernel does for the
+// second of two concurrent adds, after the first created its link.
+type racingHost struct {
+	*fakeHost
+	err error
+}
+
+func (h racingHost) AddLink(name, netdev string) error {
+	if err := h.fakeHost.AddLink("rxe_"+netdev, netdev); err != nil {
+		return err
+	}
+	return h.err
+}
+
+func TestAddLosingAConcurrentAddFindsTheLink(t *testing.T) {
+	for _, errno := range []error{unix.EEXIST, unix.ENFILE} {
+		h := racingHost{&fakeHost{netdevs: labNetdevs(), loaded: true}, errno}
+		io, out := testIO()
+		wantExit(t, Add(&AddOptions{IO: io, Netdev: "veth0", Host: h}), 0)
+		if !strings.HasPrefix(out.String(), "rxe_veth0: already on veth0 (nothing changed), port 1 ACTIVE\n") {
+			t.Errorf("%v: output\n%s", errno, out)
+		}
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // fakeHost is an in-memory Host: AddLink creates a device whose port is
@@ -25,25 +27,52 @@ type fakeHost struct {
 	portState string // state of ports AddLink creates; "" = ACTIVE
 
 	loads, adds, dels []string
+	gidReads          int // PortGIDs calls: each is a whole GID table in sysfs
+	modules           map[string]bool
 }
 
 func (h *fakeHost) Netdevs() ([]Netdev, error) { return h.netdevs, nil }
 
+// Devices returns the devices without GID tables, as the real host does.
 func (h *fakeHost) Devices() ([]Device, error) {
 	if h.noClass && len(h.devs) == 0 {
-		return nil, fmt.Errorf("open %s: %w", ClassDir, fs.ErrNotExist)
+		return nil, fmt.Errorf("open %s: %w", host.ClassDir, fs.ErrNotExist)
 	}
-	return h.devs, nil
+	out := make([]Device, len(h.devs))
+	for i, d := range h.devs {
+		out[i] = d
+		out[i].Ports = make([]Port, len(d.Ports))
+		for j, p := range d.Ports {
+			p.GIDs = nil
+			out[i].Ports[j] = p
+		}
+	}
+	return out, nil
 }
 
-func (h *fakeHost) ModuleLoaded(string) bool { return h.loaded }
+func (h *fakeHost) PortGIDs(device string, port int) ([]rdma.GIDEntry, error) {
+	h.gidReads++
+	for _, d := range h.devs {
+		for _, p := range d.Ports {
+			if d.Name == device && p.Num == port {
+				return p.GIDs, nil
+			}
+		}
+	}
+	return nil, fs.ErrNotExist
+}
+
+func (h *fakeHost) ModuleLoaded(name string) bool { return h.loaded || h.modules[name] }
 
 func (h *fakeHost) LoadModule(name string) error {
 	h.loads = append(h.loads, name)
 	if h.loadErr != nil {
 		return h.loadErr
 	}
-	h.loaded = true
+	if h.modules == nil {
+		h.modules = map[string]bool{}
+	}
+	h.modules[name] = true
 	return nil
 }
 
@@ -54,7 +83,7 @@ func (h *fakeHost) AddLink(name, netdev string) error {
 	if h.addErr != nil {
 		return h.addErr
 	}
-	nd, err := FindNetdev(h.netdevs, netdev)
+	nd, err := host.FindNetdev(h.netdevs, netdev)
 	if err != nil {
 		return err
 	}
@@ -84,13 +113,9 @@ func rxeDevice(name string, nd Netdev, state string) Device {
 	}
 	p := Port{Num: 1, State: state, PhysState: "LinkUp", LinkLayer: "Ethernet", Netdev: nd.Name}
 	if state == "ACTIVE" {
-		p.GIDs = append(p.GIDs, GID{Index: 0, Addr: netip.MustParseAddr("fe80::24fc:49ff:feb9:d689"), Type: "RoCE v2", Netdev: nd.Name})
+		p.GIDs = append(p.GIDs, rdma.GIDEntry{Index: 0, GID: rdma.GIDFor(netip.MustParseAddr("fe80::24fc:49ff:feb9:d689")), Type: rdma.GIDTypeRoCEv2, Netdev: nd.Name})
 		for _, a := range nd.Addrs {
-			addr := a.Addr()
-			if addr.Is4() {
-				addr = netip.AddrFrom16(addr.As16())
-			}
-			p.GIDs = append(p.GIDs, GID{Index: len(p.GIDs), Addr: addr, Type: "RoCE v2", Netdev: nd.Name})
+			p.GIDs = append(p.GIDs, rdma.GIDEntry{Index: uint32(len(p.GIDs)), GID: rdma.GIDFor(a.Addr()), Type: rdma.GIDTypeRoCEv2, Netdev: nd.Name})
 		}
 	} else {
 		p.PhysState = "Disabled"

@@ -1,7 +1,6 @@
 package rxe
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,15 +15,12 @@ type RemoveOptions struct {
 	IO     *cli.IOStreams
 	JSON   bool
 	Target string // an RDMA device name or the netdev of an rxe link
-	Host   Host   // nil: System()
+	Host   Host
 }
 
 // Remove deletes the Soft-RoCE link named Target, or the one on netdev Target.
 func Remove(opts *RemoveOptions) error {
 	h := opts.Host
-	if h == nil {
-		h = System()
-	}
 	devs, err := h.Devices()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return cli.Failf("reading RDMA devices: %v", err)
@@ -49,7 +45,7 @@ func Remove(opts *RemoveOptions) error {
 		return cli.Failf("rdma link delete %s: %v", dev.Name, err)
 	}
 	if opts.JSON {
-		return json.NewEncoder(opts.IO.Out).Encode(map[string]string{"removed": dev.Name, "netdev": dev.Parent})
+		return cli.WriteJSON(opts.IO.Out, map[string]string{"removed": dev.Name, "netdev": dev.Parent})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s: removed from %s\n", dev.Name, dev.Parent)
 	return err

@@ -1,7 +1,6 @@
 package rxe
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ import (
 type StatusOptions struct {
 	IO   *cli.IOStreams
 	JSON bool
-	Host Host // nil: System()
+	Host Host
 }
 
 // StatusRow is one netdev in the status table, as rxe_cfg status showed
@@ -35,9 +34,6 @@ type StatusRow struct {
 // Status prints the table (or JSON) of netdevs and their rxe devices.
 func Status(opts *StatusOptions) error {
 	h := opts.Host
-	if h == nil {
-		h = System()
-	}
 	netdevs, err := h.Netdevs()
 	if err != nil {
 		return cli.Failf("%v", err)
@@ -48,9 +44,7 @@ func Status(opts *StatusOptions) error {
 	}
 	rows := StatusRows(netdevs, devs)
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return cli.WriteJSON(opts.IO.Out, rows)
 	}
 	return WriteStatus(opts.IO.Out, rows)
 }

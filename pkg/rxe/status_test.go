@@ -24,6 +24,9 @@ func TestStatusTable(t *testing.T) {
 	}}
 	io, out := testIO()
 	wantExit(t, Status(&StatusOptions{IO: io, Host: h}), 0)
+	if h.gidReads != 0 {
+		t.Errorf("status read %d GID tables; it prints none", h.gidReads)
+	}
 	// Same layout as rdmactl printed in the lab VM for this topology.
 	want := "" +
 		"NETDEV  LINK  MTU   IPV4      RDEV        STATE   RMTU\n" +

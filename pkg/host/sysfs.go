@@ -1,4 +1,4 @@
-package rxe
+package host
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // ClassDir is where the kernel lists RDMA devices.
@@ -35,41 +37,33 @@ type Port struct {
 	LinkLayer string `json:"link_layer"` // "Ethernet" or "InfiniBand"
 	// Netdev is the network device the port runs over (RoCE only).
 	Netdev string `json:"netdev,omitempty"`
-	GIDs   []GID  `json:"gids"`
+	// GIDs is the populated part of the GID table; only filled when asked
+	// for (ReadDevicesWithGIDs, PortGIDs): a table is 1024 sysfs files.
+	GIDs []rdma.GIDEntry `json:"gids"`
 }
 
 // Active tells whether the port can carry traffic.
 func (p Port) Active() bool { return p.State == "ACTIVE" }
 
-// GID is one populated entry of a port's GID table.
-type GID struct {
-	Index  int        `json:"index"`
-	Addr   netip.Addr `json:"gid"`
-	Type   string     `json:"type"` // "RoCE v2", "IB/RoCE v1"
-	Netdev string     `json:"netdev,omitempty"`
-}
+// IsEthernet tells whether the port speaks RoCE.
+func (p Port) IsEthernet() bool { return p.LinkLayer == "Ethernet" }
 
-// IsRoCEv2 tells whether the entry is routable RoCE (UDP port 4791).
-func (g GID) IsRoCEv2() bool { return g.Type == "RoCE v2" }
+// ReadDevices reads every device under dir (normally ClassDir) with its
+// ports' states, without their GID tables. A missing dir means no RDMA
+// core in the kernel and returns fs.ErrNotExist.
+func ReadDevices(dir string) ([]Device, error) { return readDevices(dir, false) }
 
-// IPv4 returns the IPv4 address an IPv4-mapped GID stands for.
-func (g GID) IPv4() (netip.Addr, bool) {
-	if !g.Addr.Is4In6() {
-		return netip.Addr{}, false
-	}
-	return g.Addr.Unmap(), true
-}
+// ReadDevicesWithGIDs is ReadDevices with every port's GID table.
+func ReadDevicesWithGIDs(dir string) ([]Device, error) { return readDevices(dir, true) }
 
-// ReadDevices reads every device under dir (normally ClassDir). A missing
-// dir means no RDMA core in the kernel and returns fs.ErrNotExist.
-func ReadDevices(dir string) ([]Device, error) {
+func readDevices(dir string, gids bool) ([]Device, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var devs []Device
 	for _, e := range entries {
-		d, err := readDevice(filepath.Join(dir, e.Name()))
+		d, err := readDevice(filepath.Join(dir, e.Name()), gids)
 		if err != nil {
 			// A device unregistered while we read it is simply gone.
 			if errors.Is(err, fs.ErrNotExist) {
@@ -82,7 +76,7 @@ func ReadDevices(dir string) ([]Device, error) {
 	return devs, nil
 }
 
-func readDevice(dir string) (Device, error) {
+func readDevice(dir string, gids bool) (Device, error) {
 	d := Device{Name: filepath.Base(dir)}
 	if parent, err := readAttr(filepath.Join(dir, "parent")); err == nil {
 		d.Parent = parent
@@ -100,7 +94,13 @@ func readDevice(dir string) (Device, error) {
 		if err != nil {
 			return d, err
 		}
-		if p.Netdev == "" && p.LinkLayer == "Ethernet" {
+		if gids {
+			if p.GIDs, err = readGIDs(filepath.Join(dir, "ports", pe.Name()), p.IsEthernet()); err != nil {
+				return d, err
+			}
+			p.Netdev = gidNetdev(p.GIDs)
+		}
+		if p.Netdev == "" && p.IsEthernet() {
 			p.Netdev = d.Parent
 		}
 		d.Ports = append(d.Ports, p)
@@ -121,48 +121,78 @@ func readPort(dir string, num int) (Port, error) {
 	if p.LinkLayer, err = readAttr(filepath.Join(dir, "link_layer")); err != nil {
 		return p, err
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, "gids"))
+	return p, nil
+}
+
+// ReadPortGIDs reads the populated GID entries of one port under dir
+// (normally ClassDir).
+func ReadPortGIDs(dir, device string, port int) ([]rdma.GIDEntry, error) {
+	portDir := filepath.Join(dir, device, "ports", strconv.Itoa(port))
+	ll, err := readAttr(filepath.Join(portDir, "link_layer"))
 	if err != nil {
-		return p, err
+		return nil, err
 	}
+	return readGIDs(portDir, ll == "Ethernet")
+}
+
+func readGIDs(portDir string, ethernet bool) ([]rdma.GIDEntry, error) {
+	entries, err := os.ReadDir(filepath.Join(portDir, "gids"))
+	if err != nil {
+		return nil, err
+	}
+	var out []rdma.GIDEntry
 	for _, e := range entries {
 		idx, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		g, ok := readGID(dir, idx)
-		if ok {
-			p.GIDs = append(p.GIDs, g)
+		if g, ok := readGID(portDir, idx, ethernet); ok {
+			out = append(out, g)
 		}
 	}
-	sort.Slice(p.GIDs, func(i, j int) bool { return p.GIDs[i].Index < p.GIDs[j].Index })
-	for _, g := range p.GIDs {
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+func gidNetdev(gids []rdma.GIDEntry) string {
+	for _, g := range gids {
 		if g.Netdev != "" {
-			p.Netdev = g.Netdev
-			break
+			return g.Netdev
 		}
 	}
-	return p, nil
+	return ""
 }
 
 // readGID reads entry idx; unused entries read as zeros and their type
 // files fail with EINVAL, so both count as "not populated".
-func readGID(portDir string, idx int) (GID, bool) {
+func readGID(portDir string, idx int, ethernet bool) (rdma.GIDEntry, bool) {
 	n := strconv.Itoa(idx)
 	raw, err := readAttr(filepath.Join(portDir, "gids", n))
 	if err != nil {
-		return GID{}, false
+		return rdma.GIDEntry{}, false
 	}
-	addr, err := netip.ParseAddr(raw)
-	if err != nil || addr.IsUnspecified() {
-		return GID{}, false
+	gid, err := rdma.ParseGID(raw)
+	if err != nil || gid.IsZero() {
+		return rdma.GIDEntry{}, false
 	}
 	typ, err := readAttr(filepath.Join(portDir, "gid_attrs", "types", n))
 	if err != nil {
-		return GID{}, false
+		return rdma.GIDEntry{}, false
 	}
 	ndev, _ := readAttr(filepath.Join(portDir, "gid_attrs", "ndevs", n))
-	return GID{Index: idx, Addr: addr, Type: typ, Netdev: ndev}, true
+	return rdma.GIDEntry{Index: uint32(idx), GID: gid, Type: sysfsGIDType(typ, ethernet), Netdev: ndev}, true
+}
+
+// sysfsGIDType maps gid_attrs/types: "RoCE v2", or "IB/RoCE v1", which
+// means RoCE v1 on an Ethernet port and IB otherwise.
+func sysfsGIDType(s string, ethernet bool) rdma.GIDType {
+	switch {
+	case s == "RoCE v2":
+		return rdma.GIDTypeRoCEv2
+	case ethernet:
+		return rdma.GIDTypeRoCEv1
+	}
+	return rdma.GIDTypeIB
 }
 
 func readAttr(path string) (string, error) {
@@ -184,4 +214,13 @@ func readEnumAttr(path string) (string, error) {
 		return "", fmt.Errorf("%s: unexpected value %q", path, v)
 	}
 	return strings.TrimSpace(name), nil
+}
+
+// RoCEv2GID returns the RoCE v2 entry among gids that carries IPv4 address a.
+func RoCEv2GID(gids []rdma.GIDEntry, a netip.Addr) (rdma.GIDEntry, bool) {
+	e, ok := rdma.ChooseGID(gids, a)
+	if !ok || e.Type != rdma.GIDTypeRoCEv2 {
+		return rdma.GIDEntry{}, false
+	}
+	return e, true
 }

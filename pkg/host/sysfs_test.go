@@ -1,4 +1,4 @@
-package rxe
+package host
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // sysfsTree rebuilds testdata/sysfs-rxe0.txt ("path<TAB>value" lines read
@@ -37,7 +39,8 @@ func sysfsTree(t *testing.T) string {
 }
 
 func TestReadDevicesFromLabSysfs(t *testing.T) {
-	devs, err := ReadDevices(sysfsTree(t))
+	root := sysfsTree(t)
+	devs, err := ReadDevicesWithGIDs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +55,10 @@ func TestReadDevicesFromLabSysfs(t *testing.T) {
 	if p.Num != 1 || p.State != "ACTIVE" || !p.Active() || p.PhysState != "LinkUp" || p.LinkLayer != "Ethernet" || p.Netdev != "veth0" {
 		t.Errorf("port %+v", p)
 	}
-	want := []GID{
-		{0, netip.MustParseAddr("fe80::b8a3:abff:fe1a:5d4a"), "RoCE v2", "veth0"},
-		{1, netip.MustParseAddr("::ffff:10.9.0.1"), "RoCE v2", "veth0"},
-		{2, netip.MustParseAddr("fd09::1"), "RoCE v2", "veth0"},
+	want := []rdma.GIDEntry{
+		{Index: 0, GID: rdma.GIDFor(netip.MustParseAddr("fe80::b8a3:abff:fe1a:5d4a")), Type: rdma.GIDTypeRoCEv2, Netdev: "veth0"},
+		{Index: 1, GID: rdma.GIDFor(netip.MustParseAddr("10.9.0.1")), Type: rdma.GIDTypeRoCEv2, Netdev: "veth0"},
+		{Index: 2, GID: rdma.GIDFor(netip.MustParseAddr("fd09::1")), Type: rdma.GIDTypeRoCEv2, Netdev: "veth0"},
 	}
 	if len(p.GIDs) != len(want) {
 		t.Fatalf("GIDs %+v, want %+v", p.GIDs, want)
@@ -65,8 +68,30 @@ func TestReadDevicesFromLabSysfs(t *testing.T) {
 			t.Errorf("GID %d = %+v, want %+v", i, p.GIDs[i], want[i])
 		}
 	}
-	if g, ok := p.RoCEv2GID(netip.MustParseAddr("10.9.0.1")); !ok || g.Index != 1 {
+	if g, ok := RoCEv2GID(p.GIDs, netip.MustParseAddr("10.9.0.1")); !ok || g.Index != 1 {
 		t.Errorf("RoCE v2 GID for 10.9.0.1: %+v %v", g, ok)
+	}
+
+	// Without GIDs: the same device and port, no table read.
+	light, err := ReadDevices(root)
+	if err != nil || len(light) != 1 || light[0].Ports[0].GIDs != nil || light[0].Ports[0].State != "ACTIVE" || light[0].Ports[0].Netdev != "veth0" {
+		t.Errorf("ReadDevices: %+v %v", light, err)
+	}
+	gids, err := ReadPortGIDs(root, "rxe0", 1)
+	if err != nil || len(gids) != 3 || gids[1] != want[1] {
+		t.Errorf("ReadPortGIDs: %+v %v", gids, err)
+	}
+}
+
+func TestSysfsGIDType(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		eth  bool
+		want rdma.GIDType
+	}{{"RoCE v2", true, rdma.GIDTypeRoCEv2}, {"IB/RoCE v1", true, rdma.GIDTypeRoCEv1}, {"IB/RoCE v1", false, rdma.GIDTypeIB}} {
+		if got := sysfsGIDType(c.s, c.eth); got != c.want {
+			t.Errorf("sysfsGIDType(%q, %v) = %v, want %v", c.s, c.eth, got, c.want)
+		}
 	}
 }
 
@@ -74,18 +99,6 @@ func TestReadDevicesWithoutRDMACore(t *testing.T) {
 	_, err := ReadDevices(filepath.Join(t.TempDir(), "infiniband"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("err %v, want fs.ErrNotExist", err)
-	}
-}
-
-func TestChooseGIDWantsTheNetdevsIPv4(t *testing.T) {
-	nd := labNetdevs()[2]
-	p := rxeDevice("rxe0", nd, "").Ports[0]
-	if g, ok := ChooseGID(p, nd); !ok || g.Index != 1 {
-		t.Errorf("chose %+v %v, want index 1", g, ok)
-	}
-	nd.Addrs = nd.Addrs[1:] // IPv6 only
-	if g, ok := ChooseGID(p, nd); ok {
-		t.Errorf("chose %+v for a netdev without IPv4", g)
 	}
 }
 
