@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -56,6 +55,37 @@ type runner struct {
 	failure  failure
 	fatal    atomic.Int32 // exit code a CM error event forces (rping's exit(-1))
 	stats    *stats
+
+	// The client's outcome, for the verdict of rdmactl's own modes.
+	completed, mismatch int
+	interrupted         bool
+	peerLeft            bool // the server disconnected first
+}
+
+// verdictModes reports whether rdmactl's own modes are on (--json,
+// --stats, --timeout): then a run that rping would call a success but
+// that did not do every requested ping, validated, fails.
+func (o *Options) verdictModes() bool {
+	return o.Mode == ModeClient && (o.JSON || o.Stats || o.Timeout > 0)
+}
+
+// shortfall says how a client run that rping counts as a success fell
+// short of what was asked, or "" when it did not.
+func (r *runner) shortfall() string {
+	n, want := r.completed, r.o.Count
+	switch {
+	case r.mismatch > 0:
+		return fmt.Sprintf("ping %d came back different from what was sent", r.mismatch-1)
+	case want > 0 && n < want && r.interrupted:
+		return fmt.Sprintf("interrupted after %d of %d pings", n, want)
+	case want > 0 && n < want && r.peerLeft:
+		return fmt.Sprintf("the server disconnected after %d of %d pings", n, want)
+	case want > 0 && n < want:
+		return fmt.Sprintf("only %d of %d pings completed", n, want)
+	case want == 0 && !r.interrupted:
+		return fmt.Sprintf("the server disconnected after %d pings", n)
+	}
+	return ""
 }
 
 func (r *runner) errorf(format string, args ...any) { fmt.Fprintf(r.o.ErrOut, format, args...) }
@@ -79,9 +109,9 @@ func (r *runner) run() int {
 		if a.text == "" {
 			continue
 		}
-		ip, err := cgoverbs.LookupHost(a.text)
+		ip, err := o.CM.LookupHost(a.text)
 		if err != nil {
-			var le *cgoverbs.LookupError
+			var le *rdma.LookupError
 			r.failure.note(failure{call: err})
 			if errors.As(err, &le) {
 				fmt.Fprintf(r.out, "getaddrinfo failed (%s) - invalid hostname or IP address\n", le.Msg)
@@ -93,17 +123,19 @@ func (r *runner) run() int {
 	}
 	r.peer = fmt.Sprintf("%s port %d", r.dst.WithZone(""), uint16(o.Port))
 
-	ec, err := cgoverbs.NewEventChannel()
+	ec, err := o.CM.CreateEventChannel()
 	if err != nil {
+		r.failure.note(failure{call: err})
 		if errors.Is(err, syscall.ENODEV) {
 			r.errorf("No RDMA devices were detected\n")
-		} else {
-			r.errorf("failed to create RDMA CM event channel: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
+			return rdma.ErrnoOf(err)
 		}
-		r.failure.note(failure{call: err})
-		return errnoOf(err)
+		// rping exits with EINVAL here whatever the errno (seen in the lab
+		// with /dev/infiniband/rdma_cm missing: ENOENT, exit 22).
+		r.errorf("failed to create RDMA CM event channel: %s\n", rdma.Strerror(syscall.Errno(rdma.ErrnoOf(err))))
+		return int(syscall.EINVAL)
 	}
-	defer ec.Close()
+	defer func() { _ = ec.Close() }()
 	id, err := ec.CreateID()
 	if err != nil {
 		r.errorf("%v\n", err)
@@ -137,25 +169,42 @@ func (r *runner) finish(code int) error {
 	o := r.o
 	hint := ""
 	if code != 0 {
-		hint = hintFor(r.failure, r.peer, o.Mode == ModeServer)
+		hint = hintFor(r.failure, r.peer, r.dst.WithZone("").String(), o.Mode == ModeServer)
+	}
+	short := ""
+	if code == 0 && o.verdictModes() {
+		if short = r.shortfall(); short != "" {
+			r.errorf("rdmactl ping: %s\n", short)
+			if r.peerLeft {
+				hint = "the server ended the connection early; its own output says why (a smaller -S there is one cause)"
+			}
+		}
 	}
 	if r.stats != nil {
 		rtts, elapsed := r.stats.snapshot()
 		r.out.Flush()
 		if o.JSON {
 			rep := newReport(o, rtts, elapsed)
-			rep.OK = code == 0
-			if code != 0 {
+			rep.OK = code == 0 && short == ""
+			switch {
+			case code != 0:
 				rep.Error = r.failureText()
+			case short != "":
+				rep.Error = short
+			}
+			if !rep.OK {
 				rep.Hint = hint
 			}
-			_ = writeReport(o.Out, rep)
+			_ = cli.WriteJSON(o.Out, rep)
 		} else {
 			writeSummary(r.out, r.dst.WithZone("").String(), rtts, elapsed)
 		}
 	}
 	if hint != "" {
 		r.errorf("hint: %s\n", hint)
+	}
+	if short != "" {
+		return cli.SilentExit(cli.ExitFailed)
 	}
 	if code == 0 {
 		return nil
@@ -185,6 +234,11 @@ func (r *runner) failureText() string {
 // keep records a finished connection's outcome in the run's.
 func (r *runner) keep(c *conn) {
 	r.failure.note(c.failure)
+	if !c.server {
+		r.completed, r.mismatch = c.completed, c.mismatch
+		r.interrupted = c.interrupted != nil && c.interrupted.Load()
+		r.peerLeft = c.peerLeft
+	}
 	if c.exitCode != 0 {
 		r.fatal.CompareAndSwap(0, int32(c.exitCode))
 	}
@@ -215,11 +269,12 @@ func (r *runner) catchInterrupt(c *conn) func() {
 	}
 }
 
-func (r *runner) client(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
+func (r *runner) client(ec rdma.EventChannel, id rdma.CMID) int {
 	o := r.o
 	c := newConn(o, r.out, false, id, ec)
 	defer r.keep(c)
 	c.stats = r.stats
+	c.checkEcho = o.Validate || o.verdictModes()
 	defer r.catchInterrupt(c)()
 
 	// rping_bind_client
@@ -273,8 +328,8 @@ func (r *runner) connect(c *conn) int {
 	}
 	if r.o.SelfQP {
 		if err := c.id.ReadyOwnQP(c.qp); err != nil {
-			r.errorf("rping_modify_qp: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
-			return errnoOf(err)
+			r.errorf("rping_modify_qp: %s\n", rdma.Strerror(syscall.Errno(rdma.ErrnoOf(err))))
+			return rdma.ErrnoOf(err)
 		}
 		if err := c.id.Establish(); err != nil {
 			r.errorf("%v\n", err)
@@ -286,9 +341,14 @@ func (r *runner) connect(c *conn) int {
 }
 
 // listen is rping_bind_server.
-func (r *runner) listen(id *cgoverbs.CMID) int {
+func (r *runner) listen(id rdma.CMID) int {
 	if err := id.Bind(netip.AddrPortFrom(r.dst, uint16(r.o.Port))); err != nil {
 		r.errorf("%v\n", err)
+		if errors.Is(err, syscall.ENODEV) {
+			// rping's CM thread, still reading the channel that main
+			// destroys on its way out, adds this line.
+			r.errorf("rdma_get_cm_event: %s\n", rdma.Strerror(syscall.EBADF))
+		}
 		r.failure.note(failure{call: err})
 		return -1
 	}
@@ -305,11 +365,11 @@ func (r *runner) listen(id *cgoverbs.CMID) int {
 // listener waits for connect requests on the listening id.
 type listener struct {
 	machine
-	id *cgoverbs.CMID
-	ec *cgoverbs.EventChannel
+	id rdma.CMID
+	ec rdma.EventChannel
 }
 
-func (r *runner) newListener(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) *listener {
+func (r *runner) newListener(ec rdma.EventChannel, id rdma.CMID) *listener {
 	l := &listener{id: id, ec: ec}
 	l.machine = machine{server: true, state: Idle, errOut: r.o.ErrOut}
 	if r.o.Debug {
@@ -320,19 +380,19 @@ func (r *runner) newListener(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) *list
 
 // nextRequest waits for a connect request; poll > 0 makes it give up
 // (returning nil, 0) after that long so that the caller can look around.
-func (l *listener) nextRequest(poll time.Duration) (*cgoverbs.CMID, int) {
+func (l *listener) nextRequest(poll time.Duration) (rdma.CMID, int) {
 	for l.posts == 0 {
 		timeout := time.Duration(-1)
 		if poll > 0 {
 			timeout = poll
 		}
 		ev, err := l.ec.GetEvent(timeout)
-		if errors.Is(err, cgoverbs.ErrTimeout) {
+		if errors.Is(err, rdma.ErrTimeout) {
 			return nil, 0
 		}
 		if err != nil {
 			l.errorf("%v\n", err)
-			return nil, errnoOf(err)
+			return nil, rdma.ErrnoOf(err)
 		}
 		l.handleCM(ev, ev.ID == l.id)
 		if l.exitCode != 0 {
@@ -347,13 +407,13 @@ func (l *listener) nextRequest(poll time.Duration) (*cgoverbs.CMID, int) {
 
 // adopt gives a connect request its own event channel, so that its
 // connection can wait on its CQ and its CM events together.
-func (r *runner) adopt(child *cgoverbs.CMID) (*conn, error) {
-	ec, err := cgoverbs.NewEventChannel()
+func (r *runner) adopt(child rdma.CMID) (*conn, error) {
+	ec, err := r.o.CM.CreateEventChannel()
 	if err != nil {
 		return nil, err
 	}
 	if err := child.Migrate(ec); err != nil {
-		ec.Close()
+		_ = ec.Close()
 		return nil, err
 	}
 	c := newConn(r.o, r.out, true, child, ec)
@@ -361,7 +421,7 @@ func (r *runner) adopt(child *cgoverbs.CMID) (*conn, error) {
 	return c, nil
 }
 
-func (r *runner) server(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
+func (r *runner) server(ec rdma.EventChannel, id rdma.CMID) int {
 	if ret := r.listen(id); ret != 0 {
 		return ret
 	}
@@ -380,7 +440,7 @@ func (r *runner) server(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
 		_ = child.Close()
 		return -1
 	}
-	defer c.ec.Close()
+	defer func() { _ = c.ec.Close() }()
 	defer child.Close()
 	defer r.keep(c)
 	defer c.close()
@@ -400,8 +460,8 @@ func (r *runner) prepare(c *conn) int {
 		return ret
 	}
 	if err := c.postRecv(); err != nil {
-		r.errorf("ibv_post_recv failed: %d\n", errnoOf(err))
-		return errnoOf(err)
+		r.errorf("ibv_post_recv failed: %d\n", rdma.ErrnoOf(err))
+		return rdma.ErrnoOf(err)
 	}
 	return 0
 }
@@ -434,7 +494,7 @@ func (r *runner) accept(c *conn) int {
 	var err error
 	if r.o.SelfQP {
 		if err = c.id.ReadyOwnQP(c.qp); err != nil {
-			return errnoOf(err)
+			return rdma.ErrnoOf(err)
 		}
 		err = c.id.Accept(c.connParam())
 	} else {
@@ -458,7 +518,7 @@ func (r *runner) accept(c *conn) int {
 
 // persistentServer serves every client that connects, each on its own
 // goroutine, until a CM error event ends the process as it ends rping.
-func (r *runner) persistentServer(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
+func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 	if ret := r.listen(id); ret != 0 {
 		return ret
 	}
@@ -483,7 +543,7 @@ func (r *runner) persistentServer(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) 
 			continue
 		}
 		go func() {
-			defer c.ec.Close()
+			defer func() { _ = c.ec.Close() }()
 			defer child.Close()
 			defer c.close()
 			r.serve(c, true)
