@@ -52,7 +52,7 @@ func hintFor(f failure, peer, addr string, server bool) string {
 	noNeighbour := "no neighbour answered ARP/ND for " + addr + " (or for the gateway toward it): is that host up and on this link? (`ip neigh show " + addr + "`, `rdmactl doctor --ip " + addr + "`)"
 	switch {
 	case f.timeout != nil && f.timeout.step == stepResolve:
-		return "address resolution of " + addr + " did not finish: " + noNeighbour
+		return "resolving " + addr + " did not finish within --timeout (an address on this link that nobody answers ARP/ND for does this); `rdmactl doctor --ip " + addr + "` checks the route"
 	case f.timeout != nil && f.timeout.step == stepConnect && !server:
 		return "no answer to the connect request: is a ping server running on " + peer + ", and is UDP port 4791 open?"
 	case f.timeout != nil && server:

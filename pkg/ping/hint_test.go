@@ -28,7 +28,7 @@ func TestHints(t *testing.T) {
 		{"bind elsewhere", failure{call: &rdma.Error{Op: "rdma_bind_addr", Errno: syscall.EADDRNOTAVAIL}}, "address of this host"},
 		{"port taken", failure{call: &rdma.Error{Op: "rdma_bind_addr", Errno: syscall.EADDRINUSE}}, "-p"},
 		{"size mismatch", failure{wc: rdma.WCLocProtErr, wcOp: rdma.WCRDMARead}, "same -S"},
-		{"timeout resolving", failure{timeout: &timeoutError{step: stepResolve}}, "ARP/ND"},
+		{"timeout resolving", failure{timeout: &timeoutError{step: stepResolve}}, "did not finish within --timeout"},
 		{"timeout connecting", failure{timeout: &timeoutError{step: stepConnect}}, "ping server running on 10.9.0.1 port 9999"},
 		{"timeout pinging", failure{timeout: &timeoutError{step: stepEcho}}, "server stopped answering"},
 		{"nothing known", failure{}, ""},
