@@ -114,28 +114,35 @@ static long cm_now_ms(void) {
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-// cm_get_event waits up to timeout_ms (-1 = forever) for one CM event,
-// copies what callers need and acknowledges it at once. A signal does not
-// extend the wait: after EINTR it polls again for what is left.
-// Returns 0, -ETIMEDOUT or -errno.
-static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out) {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+// cm_wait_readable waits up to timeout_ms (-1 = forever) for fd to become
+// readable. A signal does not extend the wait: after EINTR it polls again
+// for what is left. Returns 0, -ETIMEDOUT or -errno.
+static int cm_wait_readable(int fd, int timeout_ms) {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	long deadline = timeout_ms >= 0 ? cm_now_ms() + timeout_ms : 0;
-	int n;
 	for (;;) {
 		int left = -1;
 		if (timeout_ms >= 0) {
 			long l = deadline - cm_now_ms();
 			left = l > 0 ? (int)l : 0;
 		}
-		n = poll(&p, 1, left);
-		if (n >= 0 || errno != EINTR)
-			break;
+		int n = poll(&p, 1, left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
 	}
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -ETIMEDOUT;
+}
+
+// cm_get_event waits up to timeout_ms (-1 = forever) for one CM event,
+// copies what callers need and acknowledges it at once.
+// Returns 0, -ETIMEDOUT or -errno.
+static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out) {
+	int rc = cm_wait_readable(ch->fd, timeout_ms);
+	if (rc)
+		return rc;
 	struct rdma_cm_event *ev;
 	if (rdma_get_cm_event(ch, &ev))
 		return -errno;
@@ -529,4 +536,10 @@ var (
 // String copies (cm_test.go holds them together).
 func cmEventStr(t rdma.CMEventType) string {
 	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
+}
+
+// waitReadable is cm_get_event's wait on its own, for the test that holds
+// it to its deadline when signals interrupt it.
+func waitReadable(fd int, timeout time.Duration) syscall.Errno {
+	return syscall.Errno(-C.cm_wait_readable(C.int(fd), timeoutMillis(timeout)))
 }
