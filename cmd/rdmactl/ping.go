@@ -31,12 +31,9 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 		Example: `  rdmactl ping -s -a 10.9.0.1 -v -C 3      # server
   rdmactl ping -c -a 10.9.0.1 -v -C 3      # client
   rdmactl ping -c -a 10.9.0.1 -C 1000 --stats --timeout 5s`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return pingUsage(cmd, f, fmt.Sprintf("unexpected argument %q", args[0]))
-			}
-			return nil
-		},
+		// rping's getopt leaves operands alone and rping never reads
+		// them: `rping -s 10.9.0.1` listens on every address. So do we.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case server && client:
@@ -48,16 +45,17 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 			default:
 				return pingUsage(cmd, f, "give -s (server) or -c (client)")
 			}
-			v, err := f.BindFlags(cmd.Flags(), map[string]string{cli.KeyCMPort: "port"})
-			if err != nil {
-				return err
-			}
-			opts.Port = ping.Atoi(v.GetString(cli.KeyCMPort))
+			// rping's surface takes its flags only: no RDMACTL_* variable
+			// or config key changes what an rping command line does.
+			opts.Port = ping.Atoi(cmd.Flags().Lookup("port").Value.String())
 			if opts.Timeout < 0 {
 				return cli.Usagef("invalid --timeout %v: must not be negative", opts.Timeout)
 			}
 			opts.JSON = f.JSON
 			opts.Out, opts.ErrOut = f.IO.Out, f.IO.ErrOut
+			if f.RDMA != nil {
+				opts.CM = f.RDMA()
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -6,10 +6,12 @@ package cgoverbs
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
+#include "qp_init.h"
 
 // cm_addr is an IP socket address in a form Go can fill without building
 // sockaddrs itself.
@@ -41,20 +43,21 @@ static int cm_resolve_addr(struct rdma_cm_id *id, const struct cm_addr *src, con
 	struct sockaddr_storage s, d;
 	cm_to_sockaddr(dst, &d);
 	if (!src->family)
-		return rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, timeout_ms);
+		return rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, timeout_ms) ? -errno : 0;
 	cm_to_sockaddr(src, &s);
-	return rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, timeout_ms);
+	return rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, timeout_ms) ? -errno : 0;
 }
 
 static int cm_bind_addr(struct rdma_cm_id *id, const struct cm_addr *a) {
 	struct sockaddr_storage s;
 	cm_to_sockaddr(a, &s);
-	return rdma_bind_addr(id, (struct sockaddr *)&s);
+	return rdma_bind_addr(id, (struct sockaddr *)&s) ? -errno : 0;
 }
 
 // cm_lookup resolves a host name the way getaddrinfo(name, NULL, NULL)
 // does and keeps the first answer. Returns 0, a (negative) getaddrinfo
-// error, or 1 for a family that is neither IPv4 nor IPv6.
+// EAI_* code (getaddrinfo reports no errno), or 1 for a family that is
+// neither IPv4 nor IPv6.
 static int cm_lookup(const char *name, struct cm_addr *out) {
 	struct addrinfo *res;
 	int rc = getaddrinfo(name, NULL, NULL, &res);
@@ -81,19 +84,65 @@ struct cm_event_copy {
 	struct rdma_cm_id *id, *listen_id;
 };
 
+// Every helper below returns 0 or -errno: librdmacm's calls return -1 and
+// set errno, ibv_modify_qp returns the errno itself.
+#define CM_CALL(call) ((call) ? -errno : 0)
+
+static int cm_create_channel(struct rdma_event_channel **out) {
+	*out = rdma_create_event_channel();
+	return *out ? 0 : -errno;
+}
+
+static int cm_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out) {
+	return CM_CALL(rdma_create_id(ch, out, NULL, RDMA_PS_TCP));
+}
+
+static int cm_destroy_id(struct rdma_cm_id *id) { return CM_CALL(rdma_destroy_id(id)); }
+static int cm_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch) { return CM_CALL(rdma_migrate_id(id, ch)); }
+static int cm_resolve_route(struct rdma_cm_id *id, int timeout_ms) { return CM_CALL(rdma_resolve_route(id, timeout_ms)); }
+static int cm_listen(struct rdma_cm_id *id, int backlog) { return CM_CALL(rdma_listen(id, backlog)); }
+static int cm_establish(struct rdma_cm_id *id) { return CM_CALL(rdma_establish(id)); }
+static int cm_disconnect(struct rdma_cm_id *id) { return CM_CALL(rdma_disconnect(id)); }
+
+static int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+	return CM_CALL(rdma_create_qp(id, pd, attr));
+}
+
+static long cm_now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+// cm_wait_readable waits up to timeout_ms (-1 = forever) for fd to become
+// readable. A signal does not extend the wait: after EINTR it polls again
+// for what is left. Returns 0, -ETIMEDOUT or -errno.
+static int cm_wait_readable(int fd, int timeout_ms) {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	long deadline = timeout_ms >= 0 ? cm_now_ms() + timeout_ms : 0;
+	for (;;) {
+		int left = -1;
+		if (timeout_ms >= 0) {
+			long l = deadline - cm_now_ms();
+			left = l > 0 ? (int)l : 0;
+		}
+		int n = poll(&p, 1, left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
 // cm_get_event waits up to timeout_ms (-1 = forever) for one CM event,
 // copies what callers need and acknowledges it at once.
 // Returns 0, -ETIMEDOUT or -errno.
 static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out) {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-	int n;
-	do {
-		n = poll(&p, 1, timeout_ms);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -ETIMEDOUT;
+	int rc = cm_wait_readable(ch->fd, timeout_ms);
+	if (rc)
+		return rc;
 	struct rdma_cm_event *ev;
 	if (rdma_get_cm_event(ch, &ev))
 		return -errno;
@@ -115,36 +164,35 @@ static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8
 	p.rnr_retry_count = rnr;
 	p.qp_num = qpn;
 	if (accept)
-		return rdma_accept(id, with_param ? &p : NULL);
-	return rdma_connect(id, with_param ? &p : NULL);
+		return CM_CALL(rdma_accept(id, with_param ? &p : NULL));
+	return CM_CALL(rdma_connect(id, with_param ? &p : NULL));
 }
 
 // cm_init_own_qp moves a QP the program created itself to INIT on the
-// cm_id's port, as the CM would for one it created.
+// cm_id's port, as the CM does for one it created (no remote access).
 static int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
-	struct ibv_qp_attr a;
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = id->port_num;
-	a.qp_access_flags = 0;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return qp_to_init(qp, id->port_num, 0);
 }
 
 // cm_ready_own_qp walks a self-created QP through INIT, RTR and RTS with
-// the attributes rdma_cm computed for the connection. Returns 0 or -errno.
-static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
+// the attributes rdma_cm computed for the connection. *failed_step says
+// which call failed: 0 rdma_init_qp_attr, 1 ibv_modify_qp.
+static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int *failed_step) {
 	static const enum ibv_qp_state steps[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
 	for (int i = 0; i < 3; i++) {
 		struct ibv_qp_attr a;
 		int mask;
 		memset(&a, 0, sizeof a);
 		a.qp_state = steps[i];
-		if (rdma_init_qp_attr(id, &a, &mask))
+		if (rdma_init_qp_attr(id, &a, &mask)) {
+			*failed_step = 0;
 			return -errno;
+		}
 		int rc = ibv_modify_qp(qp, &a, mask);
-		if (rc)
-			return -rc;
+		if (rc) {
+			*failed_step = 1;
+			return rc > 0 ? -rc : rc;
+		}
 	}
 	return 0;
 }
@@ -163,33 +211,22 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-func callError(op string, err error) error {
-	if en, ok := err.(syscall.Errno); ok {
-		return &rdma.Error{Op: op, Errno: en}
-	}
-	return &rdma.Error{Op: op, Errno: syscall.EIO}
+// cmError wraps a helper's -errno return as the call's rdma.Error.
+func cmError(op string, rc C.int) error {
+	return &rdma.Error{Op: op, Errno: syscall.Errno(-rc)}
 }
-
-// LookupError is a failed getaddrinfo; Msg is gai_strerror's text and
-// Code its (negative) EAI_* value.
-type LookupError struct {
-	Code int
-	Msg  string
-}
-
-func (e *LookupError) Error() string { return e.Msg }
 
 // LookupHost resolves name as getaddrinfo(name, NULL, NULL) does and returns
 // its first answer; an IPv6 scope id becomes the address's numeric zone.
-func LookupHost(name string) (netip.Addr, error) {
+func (Stack) LookupHost(name string) (netip.Addr, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var a C.struct_cm_addr
 	switch rc := C.cm_lookup(cname, &a); {
 	case rc == 1:
-		return netip.Addr{}, &LookupError{Code: -1, Msg: "not an IPv4 or IPv6 address"}
+		return netip.Addr{}, &rdma.LookupError{Code: -1, Msg: "not an IPv4 or IPv6 address"}
 	case rc != 0:
-		return netip.Addr{}, &LookupError{Code: int(rc), Msg: C.GoString(C.gai_strerror(rc))}
+		return netip.Addr{}, &rdma.LookupError{Code: int(rc), Msg: C.GoString(C.gai_strerror(rc))}
 	}
 	ip := C.GoBytes(unsafe.Pointer(&a.ip[0]), 16)
 	if a.family == C.AF_INET {
@@ -240,71 +277,42 @@ type EventChannel struct {
 	ids map[*C.struct_rdma_cm_id]*CMID
 }
 
-// NewEventChannel opens an event channel. When the system has no RDMA
+var _ rdma.EventChannel = (*EventChannel)(nil)
+
+// CreateEventChannel opens an event channel. When the system has no RDMA
 // device the error wraps syscall.ENODEV.
-func NewEventChannel() (*EventChannel, error) {
-	ch, err := C.rdma_create_event_channel()
-	if ch == nil {
-		return nil, callError("rdma_create_event_channel", err)
+func (Stack) CreateEventChannel() (rdma.EventChannel, error) {
+	var ch *C.struct_rdma_event_channel
+	if rc := C.cm_create_channel(&ch); rc != 0 {
+		return nil, cmError("rdma_create_event_channel", rc)
 	}
 	return &EventChannel{ch: ch, ids: map[*C.struct_rdma_cm_id]*CMID{}}, nil
 }
 
-// Fd is the channel's file descriptor, readable when an event is pending.
-func (ec *EventChannel) Fd() int { return int(ec.ch.fd) }
+// fd is the channel's file descriptor, readable when an event is pending.
+func (ec *EventChannel) fd() C.int { return ec.ch.fd }
 
 // Close destroys the channel; destroy or migrate its ids first.
-func (ec *EventChannel) Close() {
+func (ec *EventChannel) Close() error {
 	if ec == nil || ec.ch == nil {
-		return
+		return nil
 	}
 	C.rdma_destroy_event_channel(ec.ch)
 	ec.ch = nil
-}
-
-// CMEventType is enum rdma_cm_event_type.
-type CMEventType int
-
-const (
-	CMEventAddrResolved    CMEventType = C.RDMA_CM_EVENT_ADDR_RESOLVED
-	CMEventAddrError       CMEventType = C.RDMA_CM_EVENT_ADDR_ERROR
-	CMEventRouteResolved   CMEventType = C.RDMA_CM_EVENT_ROUTE_RESOLVED
-	CMEventRouteError      CMEventType = C.RDMA_CM_EVENT_ROUTE_ERROR
-	CMEventConnectRequest  CMEventType = C.RDMA_CM_EVENT_CONNECT_REQUEST
-	CMEventConnectResponse CMEventType = C.RDMA_CM_EVENT_CONNECT_RESPONSE
-	CMEventConnectError    CMEventType = C.RDMA_CM_EVENT_CONNECT_ERROR
-	CMEventUnreachable     CMEventType = C.RDMA_CM_EVENT_UNREACHABLE
-	CMEventRejected        CMEventType = C.RDMA_CM_EVENT_REJECTED
-	CMEventEstablished     CMEventType = C.RDMA_CM_EVENT_ESTABLISHED
-	CMEventDisconnected    CMEventType = C.RDMA_CM_EVENT_DISCONNECTED
-	CMEventDeviceRemoval   CMEventType = C.RDMA_CM_EVENT_DEVICE_REMOVAL
-)
-
-// String is rdma_event_str's name, e.g. "RDMA_CM_EVENT_REJECTED".
-func (t CMEventType) String() string {
-	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
-}
-
-// CMEvent is an acknowledged rdma_cm event. For a connect request ID is
-// the new connection's id (the caller owns it) and Listen the listener.
-type CMEvent struct {
-	Type   CMEventType
-	Status int
-	ID     *CMID
-	Listen *CMID
+	return nil
 }
 
 // GetEvent waits for the next event for at most timeout (negative =
-// forever); on timeout it returns ErrTimeout.
-func (ec *EventChannel) GetEvent(timeout time.Duration) (CMEvent, error) {
+// forever); on timeout it returns rdma.ErrTimeout.
+func (ec *EventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
 	var e C.struct_cm_event_copy
 	if rc := C.cm_get_event(ec.ch, timeoutMillis(timeout), &e); rc != 0 {
 		if syscall.Errno(-rc) == syscall.ETIMEDOUT {
-			return CMEvent{}, ErrTimeout
+			return rdma.CMEvent{}, rdma.ErrTimeout
 		}
-		return CMEvent{}, &rdma.Error{Op: "rdma_get_cm_event", Errno: syscall.Errno(-rc)}
+		return rdma.CMEvent{}, cmError("rdma_get_cm_event", rc)
 	}
-	ev := CMEvent{Type: CMEventType(e._type), Status: int(e.status), ID: ec.lookup(e.id)}
+	ev := rdma.CMEvent{Type: rdma.CMEventType(e._type), Status: int(e.status), ID: ec.lookup(e.id)}
 	if e.listen_id != nil {
 		ev.Listen = ec.lookup(e.listen_id)
 	}
@@ -328,11 +336,13 @@ type CMID struct {
 	ec *EventChannel
 }
 
+var _ rdma.CMID = (*CMID)(nil)
+
 // CreateID creates an id whose events arrive on ec.
-func (ec *EventChannel) CreateID() (*CMID, error) {
+func (ec *EventChannel) CreateID() (rdma.CMID, error) {
 	var id *C.struct_rdma_cm_id
-	if rc, err := C.rdma_create_id(ec.ch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
-		return nil, callError("rdma_create_id", err)
+	if rc := C.cm_create_id(ec.ch, &id); rc != 0 {
+		return nil, cmError("rdma_create_id", rc)
 	}
 	return ec.lookup(id), nil
 }
@@ -343,18 +353,23 @@ func (id *CMID) Close() error {
 		return nil
 	}
 	delete(id.ec.ids, id.id)
-	rc, err := C.rdma_destroy_id(id.id)
+	rc := C.cm_destroy_id(id.id)
 	id.id = nil
 	if rc != 0 {
-		return callError("rdma_destroy_id", err)
+		return cmError("rdma_destroy_id", rc)
 	}
 	return nil
 }
 
-// Migrate moves the id's future events to ec.
-func (id *CMID) Migrate(ec *EventChannel) error {
-	if rc, err := C.rdma_migrate_id(id.id, ec.ch); rc != 0 {
-		return callError("rdma_migrate_id", err)
+// Migrate moves the id's future events to ch, which must be this
+// package's.
+func (id *CMID) Migrate(ch rdma.EventChannel) error {
+	ec, ok := ch.(*EventChannel)
+	if !ok {
+		return &rdma.Error{Op: "rdma_migrate_id", Errno: syscall.EINVAL}
+	}
+	if rc := C.cm_migrate_id(id.id, ec.ch); rc != 0 {
+		return cmError("rdma_migrate_id", rc)
 	}
 	delete(id.ec.ids, id.id)
 	id.ec = ec
@@ -373,16 +388,16 @@ func (id *CMID) ResolveAddr(src netip.Addr, dst netip.AddrPort, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	if rc, err := C.cm_resolve_addr(id.id, &s, &d, timeoutMillis(timeout)); rc != 0 {
-		return callError("rdma_resolve_addr", err)
+	if rc := C.cm_resolve_addr(id.id, &s, &d, timeoutMillis(timeout)); rc != 0 {
+		return cmError("rdma_resolve_addr", rc)
 	}
 	return nil
 }
 
 // ResolveRoute starts route resolution; ROUTE_RESOLVED or ROUTE_ERROR follows.
 func (id *CMID) ResolveRoute(timeout time.Duration) error {
-	if rc, err := C.rdma_resolve_route(id.id, timeoutMillis(timeout)); rc != 0 {
-		return callError("rdma_resolve_route", err)
+	if rc := C.cm_resolve_route(id.id, timeoutMillis(timeout)); rc != 0 {
+		return cmError("rdma_resolve_route", rc)
 	}
 	return nil
 }
@@ -394,92 +409,92 @@ func (id *CMID) Bind(addr netip.AddrPort) error {
 	if err != nil {
 		return err
 	}
-	if rc, err := C.cm_bind_addr(id.id, &a); rc != 0 {
-		return callError("rdma_bind_addr", err)
+	if rc := C.cm_bind_addr(id.id, &a); rc != 0 {
+		return cmError("rdma_bind_addr", rc)
 	}
 	return nil
 }
 
 // Listen starts listening for connect requests.
 func (id *CMID) Listen(backlog int) error {
-	if rc, err := C.rdma_listen(id.id, C.int(backlog)); rc != 0 {
-		return callError("rdma_listen", err)
+	if rc := C.cm_listen(id.id, C.int(backlog)); rc != 0 {
+		return cmError("rdma_listen", rc)
 	}
 	return nil
 }
 
-// ConnParam is struct rdma_conn_param's part that RC connections use.
-// QPNum is needed only for a QP the CM did not create.
-type ConnParam struct {
-	ResponderResources, InitiatorDepth, RetryCount, RNRRetryCount uint8
-	QPNum                                                         uint32
-}
-
-func (id *CMID) connect(p *ConnParam, accept bool) error {
-	var q ConnParam
+func (id *CMID) connect(p *rdma.ConnParam, accept bool) error {
+	var q rdma.ConnParam
 	if p != nil {
 		q = *p
 	}
-	rc, err := C.cm_connect(id.id, cBool(p != nil), C.uint8_t(q.ResponderResources), C.uint8_t(q.InitiatorDepth),
+	rc := C.cm_connect(id.id, cBool(p != nil), C.uint8_t(q.ResponderResources), C.uint8_t(q.InitiatorDepth),
 		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), cBool(accept))
-	if rc != 0 {
-		if accept {
-			return callError("rdma_accept", err)
-		}
-		return callError("rdma_connect", err)
+	switch {
+	case rc == 0:
+		return nil
+	case accept:
+		return cmError("rdma_accept", rc)
 	}
-	return nil
+	return cmError("rdma_connect", rc)
 }
 
 // Connect sends a connect request; p nil uses librdmacm's defaults.
-func (id *CMID) Connect(p *ConnParam) error { return id.connect(p, false) }
+func (id *CMID) Connect(p *rdma.ConnParam) error { return id.connect(p, false) }
 
 // Accept accepts a connect request; p nil uses librdmacm's defaults.
-func (id *CMID) Accept(p *ConnParam) error { return id.connect(p, true) }
+func (id *CMID) Accept(p *rdma.ConnParam) error { return id.connect(p, true) }
 
 // Establish completes a client connection whose QP the program moved to
 // RTS itself.
 func (id *CMID) Establish() error {
-	if rc, err := C.rdma_establish(id.id); rc != 0 {
-		return callError("rdma_establish", err)
+	if rc := C.cm_establish(id.id); rc != 0 {
+		return cmError("rdma_establish", rc)
 	}
 	return nil
 }
 
 // Disconnect tears the connection down; the peer sees DISCONNECTED.
 func (id *CMID) Disconnect() error {
-	if rc, err := C.rdma_disconnect(id.id); rc != 0 {
-		return callError("rdma_disconnect", err)
+	if rc := C.cm_disconnect(id.id); rc != 0 {
+		return cmError("rdma_disconnect", rc)
 	}
 	return nil
 }
 
-// Context is the device the id is bound to, borrowed: closing it is a no-op.
+// Context is the device the id is bound to, borrowed: it is not closed.
 // It is nil until the address is resolved or bound to a device.
-func (id *CMID) Context() *Context {
+func (id *CMID) Context() rdma.Context {
 	if id.id.verbs == nil {
 		return nil
 	}
-	return &Context{c: id.id.verbs, owned: false}
+	return cmContext{&Context{c: id.id.verbs, owned: false}}
 }
 
 // CreateQP has the CM create an RC QP for the id (rdma_create_qp); the CM
 // moves it through its states as the connection progresses.
-func (id *CMID) CreateQP(pd *PD, send, recv *CQ, cap QPCap) (*QP, error) {
-	attr := cap.initAttr(send, recv)
-	rc, err := C.rdma_create_qp(id.id, pd.pd, &attr)
-	if rc != 0 {
-		return nil, callError("rdma_create_qp", err)
+func (id *CMID) CreateQP(pd rdma.PD, send, recv rdma.CQ, cap rdma.QPCap) (rdma.QP, error) {
+	p, sq, rq, err := ownVerbs("rdma_create_qp", pd, send, recv)
+	if err != nil {
+		return nil, err
 	}
-	return &QP{qp: id.id.qp, cm: id}, nil
+	attr := QPCap(cap).initAttr(sq, rq)
+	if rc := C.cm_create_qp(id.id, p.pd, &attr); rc != 0 {
+		return nil, cmError("rdma_create_qp", rc)
+	}
+	return cmQP{&QP{qp: id.id.qp, cm: id}}, nil
 }
 
 func (id *CMID) destroyQP() { C.rdma_destroy_qp(id.id) }
 
 // InitOwnQP moves a QP made with PD.CreateRCQP to INIT on the id's port.
-func (id *CMID) InitOwnQP(qp *QP) error {
-	if rc := C.cm_init_own_qp(id.id, qp.qp); rc != 0 {
-		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.Errno(rc)}
+func (id *CMID) InitOwnQP(qp rdma.QP) error {
+	q, ok := qp.(cmQP)
+	if !ok {
+		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.EINVAL}
+	}
+	if rc := C.cm_init_own_qp(id.id, q.qp); rc != 0 {
+		return cmError("ibv_modify_qp", rc)
 	}
 	return nil
 }
@@ -487,9 +502,44 @@ func (id *CMID) InitOwnQP(qp *QP) error {
 // ReadyOwnQP moves a self-created QP to INIT, RTR and RTS with the
 // attributes rdma_init_qp_attr gives for the id's connection. Call it once
 // the peer's connect request or reply is known.
-func (id *CMID) ReadyOwnQP(qp *QP) error {
-	if rc := C.cm_ready_own_qp(id.id, qp.qp); rc != 0 {
-		return &rdma.Error{Op: "rdma_init_qp_attr/ibv_modify_qp", Errno: syscall.Errno(-rc)}
+func (id *CMID) ReadyOwnQP(qp rdma.QP) error {
+	q, ok := qp.(cmQP)
+	if !ok {
+		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.EINVAL}
+	}
+	var step C.int
+	if rc := C.cm_ready_own_qp(id.id, q.qp, &step); rc != 0 {
+		if step == 0 {
+			return cmError("rdma_init_qp_attr", rc)
+		}
+		return cmError("ibv_modify_qp", rc)
 	}
 	return nil
+}
+
+// pkg/rdma's copies of the C enums, checked when this package compiles: a
+// value that differs makes an index out of range.
+var (
+	_ = [1]int{}[int(rdma.CMEventAddrResolved)-int(C.RDMA_CM_EVENT_ADDR_RESOLVED)]
+	_ = [1]int{}[int(rdma.CMEventRejected)-int(C.RDMA_CM_EVENT_REJECTED)]
+	_ = [1]int{}[int(rdma.CMEventDeviceRemoval)-int(C.RDMA_CM_EVENT_DEVICE_REMOVAL)]
+	_ = [1]int{}[int(rdma.CMEventTimewaitExit)-int(C.RDMA_CM_EVENT_TIMEWAIT_EXIT)]
+	_ = [1]int{}[int(rdma.WRRDMAWrite)-int(C.IBV_WR_RDMA_WRITE)]
+	_ = [1]int{}[int(rdma.WRSend)-int(C.IBV_WR_SEND)]
+	_ = [1]int{}[int(rdma.WRRDMARead)-int(C.IBV_WR_RDMA_READ)]
+	_ = [1]int{}[int(rdma.AccessLocalWrite)-int(C.IBV_ACCESS_LOCAL_WRITE)]
+	_ = [1]int{}[int(rdma.AccessRemoteWrite)-int(C.IBV_ACCESS_REMOTE_WRITE)]
+	_ = [1]int{}[int(rdma.AccessRemoteRead)-int(C.IBV_ACCESS_REMOTE_READ)]
+)
+
+// cmEventStr is librdmacm's rdma_event_str, which rdma.CMEventType's
+// String copies (cm_test.go holds them together).
+func cmEventStr(t rdma.CMEventType) string {
+	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
+}
+
+// waitReadable is cm_get_event's wait on its own, for the test that holds
+// it to its deadline when signals interrupt it.
+func waitReadable(fd int, timeout time.Duration) syscall.Errno {
+	return syscall.Errno(-C.cm_wait_readable(C.int(fd), timeoutMillis(timeout)))
 }

@@ -52,7 +52,7 @@ func TestLibraryTexts(t *testing.T) {
 	if got := rdma.WCRetryExcErr.String(); got != "transport retry counter exceeded" {
 		t.Errorf("rdma.WCRetryExcErr = %q", got)
 	}
-	if got := CMEventRejected.String(); got != "RDMA_CM_EVENT_REJECTED" {
+	if got := rdma.CMEventRejected.String(); got != "RDMA_CM_EVENT_REJECTED" {
 		t.Errorf("CMEventRejected = %q", got)
 	}
 	err := &rdma.Error{Op: "rdma_bind_addr", Errno: syscall.EADDRNOTAVAIL}
@@ -65,16 +65,16 @@ func TestLibraryTexts(t *testing.T) {
 }
 
 func TestLookupHost(t *testing.T) {
-	if a, err := LookupHost("10.9.0.1"); err != nil || a.String() != "10.9.0.1" {
+	if a, err := (Stack{}).LookupHost("10.9.0.1"); err != nil || a.String() != "10.9.0.1" {
 		t.Errorf("IPv4: %v %v", a, err)
 	}
-	if a, err := LookupHost("fd09::1"); err != nil || a.String() != "fd09::1" {
+	if a, err := (Stack{}).LookupHost("fd09::1"); err != nil || a.String() != "fd09::1" {
 		t.Errorf("IPv6: %v %v", a, err)
 	}
 	// getaddrinfo says "Name or service not known" (EAI_NONAME) with a
 	// resolver, "Temporary failure in name resolution" without one.
-	_, err := LookupHost("no.such.host.invalid")
-	var le *LookupError
+	_, err := (Stack{}).LookupHost("no.such.host.invalid")
+	var le *rdma.LookupError
 	if !errors.As(err, &le) || le.Code >= 0 || le.Msg == "" {
 		t.Errorf("unknown host: %#v", err)
 	}

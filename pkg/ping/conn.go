@@ -1,15 +1,12 @@
 package ping
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -29,13 +26,6 @@ const (
 	// rdma_disconnect, which rping prints before it exits.
 	disconnectWait             = 2 * time.Second
 	disconnectWaitAfterTimeout = 200 * time.Millisecond
-
-	// spinPolls is how many times a wait polls the CQ before it sleeps
-	// on the completion channel. The peer usually answers within that
-	// (microseconds on hardware, a millisecond under emulation), which
-	// saves the interrupt and wake-up; past it the thread sleeps as
-	// rping's does. Measured in the lab: about a third off each ping.
-	spinPolls = 2000
 
 	// interruptPoll is how often a wait looks at the interrupt flag when
 	// --stats or --json catch SIGINT.
@@ -94,27 +84,34 @@ type conn struct {
 	o   *Options
 	out *stdout
 
-	id *cgoverbs.CMID
-	ec *cgoverbs.EventChannel // where the id's events arrive
+	id rdma.CMID
+	ec rdma.EventChannel // where the id's events arrive
 
-	pd *cgoverbs.PD
-	ch *cgoverbs.CompChannel
-	cq *cgoverbs.CQ
-	qp *cgoverbs.QP
+	pd rdma.PD
+	ch rdma.CompChannel
+	cq rdma.CQ
+	qp rdma.QP
 
-	recvBuf, sendBuf, rdmaBuf, startBuf *cgoverbs.Buffer
-	recvMR, sendMR, rdmaMR, startMR     *cgoverbs.MR
+	// The 16-byte message buffers, the RDMA buffer and the client's source.
+	recvMR, sendMR, rdmaMR, startMR rdma.MR
 
 	wc            [16]rdma.WC
 	sends         uint
 	seq           int  // the ping in progress (client), for messages
 	sawDisconnect bool // DISCONNECTED was handled
+	disconnecting bool // this side called rdma_disconnect
+	peerLeft      bool // the peer disconnected first
+
+	// What the client's pings achieved, for rdmactl's verdict.
+	completed int // pings echoed back
+	mismatch  int // 1 + the first ping whose echo differed; 0 none
 
 	interrupted *atomic.Bool // set by the SIGINT handler under --stats/--json
+	checkEcho   bool         // compare every echo (-V, or rdmactl's verdict)
 	stats       *stats
 }
 
-func newConn(o *Options, out *stdout, server bool, id *cgoverbs.CMID, ec *cgoverbs.EventChannel) *conn {
+func newConn(o *Options, out *stdout, server bool, id rdma.CMID, ec rdma.EventChannel) *conn {
 	c := &conn{o: o, out: out, id: id, ec: ec}
 	c.machine = machine{server: server, state: Idle, errOut: o.ErrOut}
 	if o.Debug {
@@ -123,15 +120,6 @@ func newConn(o *Options, out *stdout, server bool, id *cgoverbs.CMID, ec *cgover
 	c.resolveRoute = func() error { return id.ResolveRoute(rdmaRouteTimeoutMs * time.Millisecond) }
 	c.repostRecv = c.postRecv
 	return c
-}
-
-// errnoOf is the errno inside err, or -1 (rping's generic failure).
-func errnoOf(err error) int {
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		return int(en)
-	}
-	return -1
 }
 
 // setupQP creates the PD, completion channel, CQ and QP as rping's
@@ -145,24 +133,24 @@ func (c *conn) setupQP() int {
 	var err error
 	if c.pd, err = ctx.AllocPD(); err != nil {
 		c.errorf("ibv_alloc_pd failed\n")
-		return errnoOf(err)
+		return rdma.ErrnoOf(err)
 	}
 	c.debugf("created pd\n")
 	if c.ch, err = ctx.CreateCompChannel(); err != nil {
 		c.errorf("ibv_create_comp_channel failed\n")
-		return errnoOf(err)
+		return rdma.ErrnoOf(err)
 	}
 	c.debugf("created channel\n")
 	if c.cq, err = ctx.CreateCQ(cqDepth, c.ch); err != nil {
 		c.errorf("ibv_create_cq failed\n")
-		return errnoOf(err)
+		return rdma.ErrnoOf(err)
 	}
 	c.debugf("created cq\n")
-	c.cq.SetSpin(spinPolls)
-	capacity := cgoverbs.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}
+	prepareWait(c.cq)
+	capacity := rdma.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}
 	if c.o.SelfQP {
 		if c.qp, err = c.pd.CreateRCQP(c.cq, c.cq, capacity); err != nil {
-			c.errorf("ibv_create_qp: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
+			c.errorf("ibv_create_qp: %s\n", rdma.Strerror(syscall.Errno(rdma.ErrnoOf(err))))
 			return -1
 		}
 		if err = c.id.InitOwnQP(c.qp); err != nil {
@@ -183,62 +171,60 @@ func (c *conn) setupBuffers() int {
 	type region struct {
 		name   string
 		size   int
-		access cgoverbs.Access
-		buf    **cgoverbs.Buffer
-		mr     **cgoverbs.MR
+		access rdma.Access
+		mr     *rdma.MR
 	}
-	remote := cgoverbs.AccessLocalWrite | cgoverbs.AccessRemoteRead | cgoverbs.AccessRemoteWrite
+	remote := rdma.AccessLocalWrite | rdma.AccessRemoteRead | rdma.AccessRemoteWrite
 	regions := []region{
-		{"recv_buf", InfoSize, cgoverbs.AccessLocalWrite, &c.recvBuf, &c.recvMR},
-		{"send_buf", InfoSize, 0, &c.sendBuf, &c.sendMR},
-		{"rdma_buf", c.o.Size, remote, &c.rdmaBuf, &c.rdmaMR},
+		{"recv_buf", InfoSize, rdma.AccessLocalWrite, &c.recvMR},
+		{"send_buf", InfoSize, 0, &c.sendMR},
+		{"rdma_buf", c.o.Size, remote, &c.rdmaMR},
 	}
 	if !c.server {
-		regions = append(regions, region{"start_buf", c.o.Size, remote, &c.startBuf, &c.startMR})
+		regions = append(regions, region{"start_buf", c.o.Size, remote, &c.startMR})
 	}
 	for _, r := range regions {
-		b, err := cgoverbs.AllocBuffer(r.size)
-		if err != nil {
+		mr, err := c.pd.RegMR(r.size, r.access)
+		var re *rdma.Error
+		if errors.As(err, &re) && re.Op == "malloc" {
 			c.errorf("%s malloc failed\n", r.name)
 			return -int(syscall.ENOMEM)
 		}
-		*r.buf = b
-		mr, err := c.pd.RegMR(b, r.access)
 		if err != nil {
 			c.errorf("%s reg_mr failed\n", r.name)
-			return errnoOf(err)
+			return rdma.ErrnoOf(err)
 		}
 		*r.mr = mr
 	}
-	c.inbox = c.recvBuf.Bytes()
+	c.inbox = c.recvMR.Bytes()
 	c.debugf("allocated & registered buffers...\n")
 	return 0
 }
 
 func (c *conn) postRecv() error {
-	return c.qp.PostRecv(wrRecv, c.recvMR.SGE(InfoSize))
+	return c.qp.PostRecv(wrRecv, rdma.SGEOf(c.recvMR, InfoSize))
 }
 
 // postInfo sends a 16-byte message: an advertisement of mr, or (nil) the
 // server's go-ahead, whose content rping leaves zero.
-func (c *conn) postInfo(mr *cgoverbs.MR) error {
+func (c *conn) postInfo(mr rdma.MR) error {
 	if mr != nil {
 		info := BufferInfo{Addr: mr.Addr(), RKey: mr.RKey(), Size: uint32(c.o.Size)}
-		info.Encode(c.sendBuf.Bytes())
+		info.Encode(c.sendMR.Bytes())
 		if c.debug != nil {
 			c.debugf("RDMA addr %x rkey %x len %d\n", info.Addr, info.RKey, int32(info.Size))
 		}
 	}
 	c.sends++
-	return c.qp.PostSend(cgoverbs.SendWR{
-		ID: wrSend, Op: cgoverbs.OpSend, Local: c.sendMR.SGE(InfoSize),
+	return c.qp.PostSend(rdma.SendWR{
+		ID: wrSend, Op: rdma.WRSend, Local: rdma.SGEOf(c.sendMR, InfoSize),
 		Signaled: c.sends%signalEvery == 0,
 	})
 }
 
-func (c *conn) postRDMA(op cgoverbs.Opcode, n uint32) error {
-	return c.qp.PostSend(cgoverbs.SendWR{
-		ID: wrRDMA, Op: op, Local: c.rdmaMR.SGE(n),
+func (c *conn) postRDMA(op rdma.WROpcode, n uint32) error {
+	return c.qp.PostSend(rdma.SendWR{
+		ID: wrRDMA, Op: op, Local: rdma.SGEOf(c.rdmaMR, n),
 		RemoteAddr: c.remote.Addr, RKey: c.remote.RKey, Signaled: true,
 	})
 }
@@ -264,29 +250,20 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 		if c.interrupted != nil && (left < 0 || left > interruptPoll) {
 			left = interruptPoll
 		}
-		var err error
-		if c.cq == nil || c.cqStopped {
-			var ev cgoverbs.CMEvent
-			if ev, err = c.ec.GetEvent(left); err == nil {
-				c.handleEvent(ev)
-			}
-		} else {
-			var n int
-			var cmReady bool
-			n, cmReady, err = c.cq.Await(c.wc[:], c.ec.Fd(), left)
-			if n > 0 {
-				c.handleCompletions(c.wc[:n])
-			}
-			if err == nil && cmReady {
-				var ev cgoverbs.CMEvent
-				if ev, err = c.ec.GetEvent(0); err == nil {
-					c.handleEvent(ev)
-				}
-			}
+		cq := c.cq
+		if c.cqStopped {
+			cq = nil
+		}
+		n, ev, gotEvent, err := awaitWork(cq, c.ec, c.wc[:], left)
+		if n > 0 {
+			c.handleCompletions(c.wc[:n])
+		}
+		if gotEvent {
+			c.handleEvent(ev)
 		}
 		switch {
 		case err == nil:
-		case errors.Is(err, cgoverbs.ErrTimeout):
+		case errors.Is(err, rdma.ErrTimeout):
 			if c.interrupted != nil && c.interrupted.Load() {
 				return errInterrupted
 			}
@@ -304,15 +281,16 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 	return nil
 }
 
-func (c *conn) handleEvent(ev cgoverbs.CMEvent) {
+func (c *conn) handleEvent(ev rdma.CMEvent) {
 	c.handleCM(ev, !c.server)
-	if ev.Type == cgoverbs.CMEventDisconnected {
+	if ev.Type == rdma.CMEventDisconnected {
 		c.sawDisconnect = true
+		c.peerLeft = !c.disconnecting
 	}
 }
 
-func (c *conn) connParam() *cgoverbs.ConnParam {
-	p := &cgoverbs.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
+func (c *conn) connParam() *rdma.ConnParam {
+	p := &rdma.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}
 	if c.o.SelfQP {
 		p.QPNum = c.qp.Num()
 	}
@@ -327,6 +305,7 @@ func (c *conn) disconnect() {
 			return
 		}
 	}
+	c.disconnecting = true
 	if c.id.Disconnect() != nil {
 		return
 	}
@@ -350,173 +329,9 @@ func (c *conn) disconnect() {
 
 // close releases the verbs resources (not the id).
 func (c *conn) close() {
-	_ = c.qp.Close()
-	_ = c.cq.Close()
-	_ = c.ch.Close()
-	for _, mr := range []*cgoverbs.MR{c.recvMR, c.sendMR, c.rdmaMR, c.startMR} {
-		_ = mr.Close()
-	}
-	for _, b := range []*cgoverbs.Buffer{c.recvBuf, c.sendBuf, c.rdmaBuf, c.startBuf} {
-		b.Close()
-	}
-	_ = c.pd.Close()
-}
-
-// testClient is rping's ping loop on the client (rping_test_client).
-// It returns rping's return value; a wait error ends it with -1.
-func (c *conn) testClient() int {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
-	start, sink := c.startBuf.Bytes(), c.rdmaBuf.Bytes()
-	ret := 0
-	for seq := 0; c.o.Count == 0 || seq < c.o.Count; seq++ {
-		if c.interrupted != nil && c.interrupted.Load() {
-			break
-		}
-		c.seq = seq
-		c.state = ReadAdv
-		FillPattern(start, seq)
-		var t0 time.Time
-		if c.stats != nil {
-			t0 = time.Now()
-		}
-		deadline := c.deadline()
-
-		if err := c.postInfo(c.startMR); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		if err := c.waitPost(deadline, stepRead); err != nil {
-			return -1
-		}
-		if !c.take(WriteAdv, "wait for RDMA_WRITE_ADV") {
-			ret = -1
-			break
-		}
-
-		if err := c.postInfo(c.rdmaMR); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		if err := c.waitPost(deadline, stepEcho); err != nil {
-			return -1
-		}
-		if !c.take(WriteComplete, "wait for RDMA_WRITE_COMPLETE") {
-			ret = -1
-			break
-		}
-
-		if c.o.Validate && !bytes.Equal(start, sink) {
-			c.errorf("data mismatch!\n")
-			ret = -1
-			break
-		}
-		if c.o.Verbose {
-			c.out.line(pingDataPrefix, CString(sink))
-		}
-		if c.stats != nil {
-			rtt := time.Since(t0)
-			c.stats.add(rtt)
-			if c.o.Stats && !c.o.JSON {
-				c.out.line(c.stats.pingLine(seq, rtt))
-			}
+	for _, r := range []interface{ Close() error }{c.qp, c.cq, c.ch, c.recvMR, c.sendMR, c.rdmaMR, c.startMR, c.pd} {
+		if r != nil {
+			_ = r.Close()
 		}
 	}
-	if c.state == Disconnected {
-		return 0
-	}
-	return ret
-}
-
-var (
-	pingDataPrefix       = []byte("ping data: ")
-	serverPingDataPrefix = []byte("server ping data: ")
-)
-
-// testServer is rping's loop on the server (rping_test_server).
-func (c *conn) testServer() int {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
-	buf := c.rdmaBuf.Bytes()
-	ret := 0
-	for {
-		// The first wait has no deadline only in the sense rping has:
-		// with --timeout an idle client ends the connection.
-		deadline := c.deadline()
-		if err := c.waitPost(deadline, stepNextPing); err != nil {
-			return -1
-		}
-		if !c.take(ReadAdv, "wait for RDMA_READ_ADV") {
-			ret = -1
-			break
-		}
-		c.debugf("server received sink adv\n")
-
-		if err := c.postRDMA(cgoverbs.OpRDMARead, c.remote.Size); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		c.debugf("server posted rdma read req \n")
-		if err := c.waitPost(deadline, stepReadDone); err != nil {
-			return -1
-		}
-		if !c.take(ReadComplete, "wait for RDMA_READ_COMPLETE") {
-			ret = -1
-			break
-		}
-		c.debugf("server received read complete\n")
-		if c.o.Verbose {
-			c.out.line(serverPingDataPrefix, CString(buf))
-		}
-
-		if err := c.postInfo(nil); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		c.debugf("server posted go ahead\n")
-		if err := c.waitPost(deadline, stepSinkAdv); err != nil {
-			return -1
-		}
-		if !c.take(WriteAdv, "wait for RDMA_WRITE_ADV") {
-			ret = -1
-			break
-		}
-		c.debugf("server received sink adv\n")
-
-		// rping echoes the C string it read, with its NUL.
-		n := uint32(min(len(CString(buf))+1, len(buf)))
-		if c.debug != nil {
-			c.debugf("rdma write from lkey %x laddr %x len %d\n", c.rdmaMR.LKey(), c.rdmaMR.Addr(), n)
-		}
-		if err := c.postRDMA(cgoverbs.OpRDMAWrite, n); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		if err := c.waitPost(deadline, stepWriteDone); err != nil {
-			return -1
-		}
-		if !c.take(WriteComplete, "wait for RDMA_WRITE_COMPLETE") {
-			ret = -1
-			break
-		}
-		c.debugf("server rdma write complete \n")
-
-		if err := c.postInfo(nil); err != nil {
-			c.errorf("post send error %d\n", errnoOf(err))
-			ret = errnoOf(err)
-			break
-		}
-		c.debugf("server posted go ahead\n")
-	}
-	if c.state == Disconnected {
-		return 0
-	}
-	return ret
 }

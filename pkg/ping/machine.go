@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -68,7 +67,7 @@ type machine struct {
 	cqStopped bool
 
 	remote BufferInfo // the peer's last advertisement (server)
-	child  *cgoverbs.CMID
+	child  rdma.CMID
 
 	// failure remembers the first error for the closing hint.
 	failure failure
@@ -96,7 +95,7 @@ func (m *machine) debugf(format string, args ...any) {
 }
 
 // handleCM applies one CM event, as rping's rping_cma_event_handler does.
-func (m *machine) handleCM(ev cgoverbs.CMEvent, parent bool) {
+func (m *machine) handleCM(ev rdma.CMEvent, parent bool) {
 	role := "child"
 	if parent {
 		role = "parent"
@@ -104,7 +103,7 @@ func (m *machine) handleCM(ev cgoverbs.CMEvent, parent bool) {
 	m.debugf("cma_event type %s cma_id (%s)\n", ev.Type, role)
 
 	switch ev.Type {
-	case cgoverbs.CMEventAddrResolved:
+	case rdma.CMEventAddrResolved:
 		m.state = AddrResolved
 		if err := m.resolveRoute(); err != nil {
 			m.state = Failed
@@ -112,32 +111,32 @@ func (m *machine) handleCM(ev cgoverbs.CMEvent, parent bool) {
 			m.failure.note(failure{call: err})
 			m.post()
 		}
-	case cgoverbs.CMEventRouteResolved:
+	case rdma.CMEventRouteResolved:
 		m.state = RouteResolved
 		m.post()
-	case cgoverbs.CMEventConnectRequest:
+	case rdma.CMEventConnectRequest:
 		m.state = ConnectRequest
 		m.child = ev.ID
 		m.debugf("child cma\n")
 		m.post()
-	case cgoverbs.CMEventConnectResponse:
+	case rdma.CMEventConnectResponse:
 		m.debugf("CONNECT_RESPONSE\n")
 		m.state = Connected
 		m.post()
-	case cgoverbs.CMEventEstablished:
+	case rdma.CMEventEstablished:
 		m.debugf("ESTABLISHED\n")
 		// The server wakes up on its first receive instead.
 		if !m.server {
 			m.state = Connected
 		}
 		m.post()
-	case cgoverbs.CMEventAddrError, cgoverbs.CMEventRouteError, cgoverbs.CMEventConnectError,
-		cgoverbs.CMEventUnreachable, cgoverbs.CMEventRejected:
+	case rdma.CMEventAddrError, rdma.CMEventRouteError, rdma.CMEventConnectError,
+		rdma.CMEventUnreachable, rdma.CMEventRejected:
 		m.errorf("cma event %s, error %d\n", ev.Type, ev.Status)
 		m.failure.note(failure{event: ev.Type, status: ev.Status})
 		m.post()
 		m.exitCode = 255
-	case cgoverbs.CMEventDisconnected:
+	case rdma.CMEventDisconnected:
 		side := "client"
 		if m.server {
 			side = "server"
@@ -145,7 +144,7 @@ func (m *machine) handleCM(ev cgoverbs.CMEvent, parent bool) {
 		m.errorf("%s DISCONNECT EVENT...\n", side)
 		m.state = Disconnected
 		m.post()
-	case cgoverbs.CMEventDeviceRemoval:
+	case rdma.CMEventDeviceRemoval:
 		m.errorf("cma detected device removal!!!!\n")
 		m.failure.note(failure{event: ev.Type})
 		m.state = Failed
@@ -194,7 +193,7 @@ func (m *machine) handleCompletions(wcs []rdma.WC) {
 				return
 			}
 			if err := m.repostRecv(); err != nil {
-				m.errorf("post recv error: %d\n", errnoOf(err))
+				m.errorf("post recv error: %d\n", rdma.ErrnoOf(err))
 				m.cqFailed()
 				return
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -101,7 +100,7 @@ func TestRepostFailure(t *testing.T) {
 func TestRejectedPrintsAndForcesExit(t *testing.T) {
 	m, errOut := newTestMachine(false)
 	m.state = RouteResolved
-	m.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventRejected, Status: 8}, true)
+	m.handleCM(rdma.CMEvent{Type: rdma.CMEventRejected, Status: 8}, true)
 	if ok := m.take(Connected, "wait for CONNECTED"); ok {
 		t.Fatal("take succeeded")
 	}
@@ -110,7 +109,7 @@ func TestRejectedPrintsAndForcesExit(t *testing.T) {
 	if errOut.String() != want {
 		t.Fatalf("stderr %q, want %q", errOut, want)
 	}
-	if m.exitCode != 255 || m.failure.event != cgoverbs.CMEventRejected {
+	if m.exitCode != 255 || m.failure.event != rdma.CMEventRejected {
 		t.Fatalf("exitCode %d failure %+v", m.exitCode, m.failure)
 	}
 }
@@ -118,7 +117,7 @@ func TestRejectedPrintsAndForcesExit(t *testing.T) {
 func TestServerDisconnect(t *testing.T) {
 	m, errOut := newTestMachine(true)
 	m.state = WriteComplete
-	m.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventDisconnected}, false)
+	m.handleCM(rdma.CMEvent{Type: rdma.CMEventDisconnected}, false)
 	m.take(ReadAdv, "wait for RDMA_READ_ADV")
 	want := "server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n"
 	if errOut.String() != want {
@@ -129,10 +128,10 @@ func TestServerDisconnect(t *testing.T) {
 func TestServerEstablishedKeepsStateClientConnects(t *testing.T) {
 	s, _ := newTestMachine(true)
 	s.state = ConnectRequest
-	s.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventEstablished}, false)
+	s.handleCM(rdma.CMEvent{Type: rdma.CMEventEstablished}, false)
 	c, _ := newTestMachine(false)
 	c.state = RouteResolved
-	c.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventEstablished}, true)
+	c.handleCM(rdma.CMEvent{Type: rdma.CMEventEstablished}, true)
 	if s.state != ConnectRequest || c.state != Connected || s.posts != 1 || c.posts != 1 {
 		t.Fatalf("server %v/%d client %v/%d", s.state, s.posts, c.state, c.posts)
 	}
@@ -142,12 +141,12 @@ func TestAddrResolvedStartsRouteResolution(t *testing.T) {
 	m, errOut := newTestMachine(false)
 	started := false
 	m.resolveRoute = func() error { started = true; return nil }
-	m.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventAddrResolved}, true)
+	m.handleCM(rdma.CMEvent{Type: rdma.CMEventAddrResolved}, true)
 	if !started || m.state != AddrResolved || m.posts != 0 {
 		t.Fatalf("started %v state %v posts %d", started, m.state, m.posts)
 	}
 	m.resolveRoute = func() error { return &rdma.Error{Op: "rdma_resolve_route", Errno: 22} }
-	m.handleCM(cgoverbs.CMEvent{Type: cgoverbs.CMEventAddrResolved}, true)
+	m.handleCM(rdma.CMEvent{Type: rdma.CMEventAddrResolved}, true)
 	if got, want := errOut.String(), "rdma_resolve_route: Invalid argument\n"; got != want {
 		t.Fatalf("stderr %q, want %q", got, want)
 	}

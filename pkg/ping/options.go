@@ -3,6 +3,8 @@ package ping
 import (
 	"io"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Mode says which side of the ping this process is.
@@ -33,6 +35,10 @@ type Options struct {
 	Timeout time.Duration // bounds resolution, connection and each ping; 0 = wait as long as rping
 
 	Out, ErrOut io.Writer
+
+	// CM is the RDMA connection manager and verbs to ping over: the
+	// factory's stack in rdmactl, a fake in tests.
+	CM rdma.CM
 }
 
 // Atoi converts s as C's atoi does: optional blanks and sign, then digits

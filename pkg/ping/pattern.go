@@ -1,9 +1,6 @@
 package ping
 
-import (
-	"bytes"
-	"strconv"
-)
+import "strconv"
 
 // Size limits as rping enforces them. The lower bound is rping's
 // RPING_MIN_BUFSIZE as the shipped binary computes it (23); the upper is
@@ -48,13 +45,4 @@ func FillPattern(buf []byte, seq int) {
 		}
 	}
 	buf[len(buf)-1] = 0
-}
-
-// CString is buf up to its first NUL, as %s prints a C string; a buffer
-// without a NUL is taken whole.
-func CString(buf []byte) []byte {
-	if i := bytes.IndexByte(buf, 0); i >= 0 {
-		return buf[:i]
-	}
-	return buf
 }

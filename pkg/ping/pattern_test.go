@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // clientLines renders what rping's client prints with -v for count pings
@@ -14,7 +16,7 @@ func clientLines(prefix string, size, count int) []byte {
 	for seq := 0; seq < count; seq++ {
 		FillPattern(buf, seq)
 		out.WriteString(prefix)
-		out.Write(CString(buf))
+		out.Write(rdma.CString(buf))
 		out.WriteByte('\n')
 	}
 	return out.Bytes()
@@ -45,7 +47,7 @@ func TestFillPatternMatchesRping(t *testing.T) {
 func TestFillPatternAtMinimumSizeKeepsTheLongestPrefix(t *testing.T) {
 	buf := make([]byte, MinSize)
 	FillPattern(buf, 2147483647)
-	if got, want := string(CString(buf)), "rdma-ping-2147483647: "; got != want {
+	if got, want := string(rdma.CString(buf)), "rdma-ping-2147483647: "; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
@@ -53,12 +55,12 @@ func TestFillPatternAtMinimumSizeKeepsTheLongestPrefix(t *testing.T) {
 func TestFillPatternWrapsFromLowercaseZToA(t *testing.T) {
 	buf := make([]byte, 100)
 	FillPattern(buf, 57) // filler starts at 'z'
-	data := CString(buf)
+	data := rdma.CString(buf)
 	if got := string(data[len("rdma-ping-57: "):][:3]); got != "zAB" {
 		t.Fatalf("filler starts %q, want \"zAB\"", got)
 	}
 	FillPattern(buf, 58) // and the start itself wraps back to 'A'
-	if got := CString(buf)[len("rdma-ping-58: ")]; got != 'A' {
+	if got := rdma.CString(buf)[len("rdma-ping-58: ")]; got != 'A' {
 		t.Fatalf("filler starts %q, want 'A'", got)
 	}
 }
@@ -67,14 +69,5 @@ func TestFillPatternDoesNotAllocate(t *testing.T) {
 	buf := make([]byte, 1000)
 	if n := testing.AllocsPerRun(100, func() { FillPattern(buf, 12345) }); n != 0 {
 		t.Fatalf("%v allocations per call", n)
-	}
-}
-
-func TestCString(t *testing.T) {
-	if got := string(CString([]byte("ab\x00cd"))); got != "ab" {
-		t.Errorf("got %q", got)
-	}
-	if got := string(CString([]byte("abc"))); got != "abc" {
-		t.Errorf("no NUL: got %q", got)
 	}
 }

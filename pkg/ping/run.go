@@ -16,10 +16,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
-	"time"
 
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
-	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -56,6 +53,11 @@ type runner struct {
 	failure  failure
 	fatal    atomic.Int32 // exit code a CM error event forces (rping's exit(-1))
 	stats    *stats
+
+	// The client's outcome, for the verdict of rdmactl's own modes.
+	completed, mismatch int
+	interrupted         bool
+	peerLeft            bool // the server disconnected first
 }
 
 func (r *runner) errorf(format string, args ...any) { fmt.Fprintf(r.o.ErrOut, format, args...) }
@@ -79,9 +81,9 @@ func (r *runner) run() int {
 		if a.text == "" {
 			continue
 		}
-		ip, err := cgoverbs.LookupHost(a.text)
+		ip, err := o.CM.LookupHost(a.text)
 		if err != nil {
-			var le *cgoverbs.LookupError
+			var le *rdma.LookupError
 			r.failure.note(failure{call: err})
 			if errors.As(err, &le) {
 				fmt.Fprintf(r.out, "getaddrinfo failed (%s) - invalid hostname or IP address\n", le.Msg)
@@ -93,17 +95,19 @@ func (r *runner) run() int {
 	}
 	r.peer = fmt.Sprintf("%s port %d", r.dst.WithZone(""), uint16(o.Port))
 
-	ec, err := cgoverbs.NewEventChannel()
+	ec, err := o.CM.CreateEventChannel()
 	if err != nil {
+		r.failure.note(failure{call: err})
 		if errors.Is(err, syscall.ENODEV) {
 			r.errorf("No RDMA devices were detected\n")
-		} else {
-			r.errorf("failed to create RDMA CM event channel: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
+			return rdma.ErrnoOf(err)
 		}
-		r.failure.note(failure{call: err})
-		return errnoOf(err)
+		// rping exits with EINVAL here whatever the errno (seen in the lab
+		// with /dev/infiniband/rdma_cm missing: ENOENT, exit 22).
+		r.errorf("failed to create RDMA CM event channel: %s\n", rdma.Strerror(syscall.Errno(rdma.ErrnoOf(err))))
+		return int(syscall.EINVAL)
 	}
-	defer ec.Close()
+	defer func() { _ = ec.Close() }()
 	id, err := ec.CreateID()
 	if err != nil {
 		r.errorf("%v\n", err)
@@ -128,63 +132,14 @@ func (r *runner) debugf(format string, args ...any) {
 	}
 }
 
-// finish turns rping's return value into the process outcome, adding the
-// summary, JSON document and hint.
-func (r *runner) finish(code int) error {
-	if f := r.fatal.Load(); f != 0 {
-		code = int(f)
-	}
-	o := r.o
-	hint := ""
-	if code != 0 {
-		hint = hintFor(r.failure, r.peer, o.Mode == ModeServer)
-	}
-	if r.stats != nil {
-		rtts, elapsed := r.stats.snapshot()
-		r.out.Flush()
-		if o.JSON {
-			rep := newReport(o, rtts, elapsed)
-			rep.OK = code == 0
-			if code != 0 {
-				rep.Error = r.failureText()
-				rep.Hint = hint
-			}
-			_ = writeReport(o.Out, rep)
-		} else {
-			writeSummary(r.out, r.dst.WithZone("").String(), rtts, elapsed)
-		}
-	}
-	if hint != "" {
-		r.errorf("hint: %s\n", hint)
-	}
-	if code == 0 {
-		return nil
-	}
-	if r.failure.timeout != nil {
-		code = cli.ExitFailed
-	}
-	return cli.SilentExit(code & 0xff)
-}
-
-// failureText describes the failure for the JSON document.
-func (r *runner) failureText() string {
-	f := r.failure
-	switch {
-	case f.timeout != nil:
-		return f.timeout.Error()
-	case f.event != 0:
-		return fmt.Sprintf("cma event %s, error %d", f.event, f.status)
-	case f.wc != 0:
-		return fmt.Sprintf("%s completion failed: %s", f.wcOp, f.wc)
-	case f.call != nil:
-		return f.call.Error()
-	}
-	return "ping failed"
-}
-
 // keep records a finished connection's outcome in the run's.
 func (r *runner) keep(c *conn) {
 	r.failure.note(c.failure)
+	if !c.server {
+		r.completed, r.mismatch = c.completed, c.mismatch
+		r.interrupted = c.interrupted != nil && c.interrupted.Load()
+		r.peerLeft = c.peerLeft
+	}
 	if c.exitCode != 0 {
 		r.fatal.CompareAndSwap(0, int32(c.exitCode))
 	}
@@ -215,178 +170,6 @@ func (r *runner) catchInterrupt(c *conn) func() {
 	}
 }
 
-func (r *runner) client(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
-	o := r.o
-	c := newConn(o, r.out, false, id, ec)
-	defer r.keep(c)
-	c.stats = r.stats
-	defer r.catchInterrupt(c)()
-
-	// rping_bind_client
-	dst := netip.AddrPortFrom(r.dst, uint16(o.Port))
-	if err := id.ResolveAddr(r.src, dst, rdmaRouteTimeoutMs*time.Millisecond); err != nil {
-		r.errorf("%v\n", err)
-		c.failure.note(failure{call: err})
-		return -1
-	}
-	if err := c.waitPost(c.deadline(), stepResolve); err != nil {
-		return -1
-	}
-	if !c.take(RouteResolved, "waiting for addr/route resolution") {
-		return -1
-	}
-	c.debugf("rdma_resolve_addr - rdma_resolve_route successful\n")
-
-	defer c.close()
-	if ret := r.prepare(c); ret != 0 {
-		return ret
-	}
-
-	if ret := r.connect(c); ret != 0 {
-		r.errorf("connect error %d\n", ret)
-		return ret
-	}
-	ret := c.testClient()
-	interrupted := c.interrupted != nil && c.interrupted.Load()
-	if interrupted {
-		ret = 0 // ^C under --stats ends the run as it ends ping's
-	}
-	if ret != 0 && c.failure.timeout == nil {
-		r.errorf("rping client failed: %d\n", ret)
-	}
-	c.disconnect()
-	return ret
-}
-
-// connect is rping_connect_client.
-func (r *runner) connect(c *conn) int {
-	if err := c.id.Connect(c.connParam()); err != nil {
-		r.errorf("%v\n", err)
-		c.failure.note(failure{call: err})
-		return -1
-	}
-	if err := c.waitPost(c.deadline(), stepConnect); err != nil {
-		return -1
-	}
-	if !c.take(Connected, "wait for CONNECTED") {
-		return -1
-	}
-	if r.o.SelfQP {
-		if err := c.id.ReadyOwnQP(c.qp); err != nil {
-			r.errorf("rping_modify_qp: %s\n", rdma.Strerror(syscall.Errno(errnoOf(err))))
-			return errnoOf(err)
-		}
-		if err := c.id.Establish(); err != nil {
-			r.errorf("%v\n", err)
-			return -1
-		}
-	}
-	c.debugf("rdma_connect successful\n")
-	return 0
-}
-
-// listen is rping_bind_server.
-func (r *runner) listen(id *cgoverbs.CMID) int {
-	if err := id.Bind(netip.AddrPortFrom(r.dst, uint16(r.o.Port))); err != nil {
-		r.errorf("%v\n", err)
-		r.failure.note(failure{call: err})
-		return -1
-	}
-	r.debugf("rdma_bind_addr successful\n")
-	r.debugf("rdma_listen\n")
-	if err := id.Listen(listenBacklog); err != nil {
-		r.errorf("%v\n", err)
-		r.failure.note(failure{call: err})
-		return -1
-	}
-	return 0
-}
-
-// listener waits for connect requests on the listening id.
-type listener struct {
-	machine
-	id *cgoverbs.CMID
-	ec *cgoverbs.EventChannel
-}
-
-func (r *runner) newListener(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) *listener {
-	l := &listener{id: id, ec: ec}
-	l.machine = machine{server: true, state: Idle, errOut: r.o.ErrOut}
-	if r.o.Debug {
-		l.debug = func(s string) { _, _ = r.out.Write([]byte(s)) }
-	}
-	return l
-}
-
-// nextRequest waits for a connect request; poll > 0 makes it give up
-// (returning nil, 0) after that long so that the caller can look around.
-func (l *listener) nextRequest(poll time.Duration) (*cgoverbs.CMID, int) {
-	for l.posts == 0 {
-		timeout := time.Duration(-1)
-		if poll > 0 {
-			timeout = poll
-		}
-		ev, err := l.ec.GetEvent(timeout)
-		if errors.Is(err, cgoverbs.ErrTimeout) {
-			return nil, 0
-		}
-		if err != nil {
-			l.errorf("%v\n", err)
-			return nil, errnoOf(err)
-		}
-		l.handleCM(ev, ev.ID == l.id)
-		if l.exitCode != 0 {
-			return nil, l.exitCode
-		}
-	}
-	if !l.take(ConnectRequest, "wait for CONNECT_REQUEST") {
-		return nil, -1
-	}
-	return l.child, 0
-}
-
-// adopt gives a connect request its own event channel, so that its
-// connection can wait on its CQ and its CM events together.
-func (r *runner) adopt(child *cgoverbs.CMID) (*conn, error) {
-	ec, err := cgoverbs.NewEventChannel()
-	if err != nil {
-		return nil, err
-	}
-	if err := child.Migrate(ec); err != nil {
-		ec.Close()
-		return nil, err
-	}
-	c := newConn(r.o, r.out, true, child, ec)
-	c.state = ConnectRequest
-	return c, nil
-}
-
-func (r *runner) server(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
-	if ret := r.listen(id); ret != 0 {
-		return ret
-	}
-	l := r.newListener(ec, id)
-	child, ret := l.nextRequest(0)
-	if child == nil {
-		r.failure.note(l.failure)
-		if l.exitCode != 0 {
-			r.fatal.CompareAndSwap(0, int32(l.exitCode))
-		}
-		return ret
-	}
-	c, err := r.adopt(child)
-	if err != nil {
-		r.errorf("%v\n", err)
-		_ = child.Close()
-		return -1
-	}
-	defer c.ec.Close()
-	defer child.Close()
-	defer r.keep(c)
-	defer c.close()
-	return r.serve(c, false)
-}
-
 // prepare creates the connection's QP and buffers and posts the first
 // receive, reporting failures in rping's words; both sides do it before
 // connecting.
@@ -400,97 +183,8 @@ func (r *runner) prepare(c *conn) int {
 		return ret
 	}
 	if err := c.postRecv(); err != nil {
-		r.errorf("ibv_post_recv failed: %d\n", errnoOf(err))
-		return errnoOf(err)
-	}
-	return 0
-}
-
-// serve runs one accepted connection: rping_run_server from the QP
-// setup on, or (persistent) rping_persistent_server_thread, which reports
-// less.
-func (r *runner) serve(c *conn, persistent bool) int {
-	if ret := r.prepare(c); ret != 0 {
-		return ret
-	}
-	if ret := r.accept(c); ret != 0 {
-		r.errorf("connect error %d\n", ret)
-		return ret
-	}
-	ret := c.testServer()
-	if ret != 0 && !persistent && c.failure.timeout == nil {
-		r.errorf("rping server failed: %d\n", ret)
-	}
-	c.disconnect()
-	if persistent {
-		return 0
-	}
-	return ret
-}
-
-// accept is rping_accept.
-func (r *runner) accept(c *conn) int {
-	c.debugf("accepting client connection request\n")
-	var err error
-	if r.o.SelfQP {
-		if err = c.id.ReadyOwnQP(c.qp); err != nil {
-			return errnoOf(err)
-		}
-		err = c.id.Accept(c.connParam())
-	} else {
-		err = c.id.Accept(nil)
-	}
-	if err != nil {
-		r.errorf("%v\n", err)
-		c.failure.note(failure{call: err})
-		return -1
-	}
-	if err := c.waitPost(c.deadline(), stepConnect); err != nil {
-		return -1
-	}
-	c.posts--
-	if c.state == Failed {
-		r.errorf("wait for CONNECTED state %d\n", int(c.state))
-		return -1
-	}
-	return 0
-}
-
-// persistentServer serves every client that connects, each on its own
-// goroutine, until a CM error event ends the process as it ends rping.
-func (r *runner) persistentServer(ec *cgoverbs.EventChannel, id *cgoverbs.CMID) int {
-	if ret := r.listen(id); ret != 0 {
-		return ret
-	}
-	l := r.newListener(ec, id)
-	// Like rping, returning ends the process: connections still running
-	// are not waited for.
-	for r.fatal.Load() == 0 {
-		child, ret := l.nextRequest(250 * time.Millisecond)
-		if ret != 0 {
-			if l.exitCode != 0 {
-				r.fatal.CompareAndSwap(0, int32(l.exitCode))
-			}
-			return ret
-		}
-		if child == nil {
-			continue
-		}
-		c, err := r.adopt(child)
-		if err != nil {
-			r.errorf("%v\n", err)
-			_ = child.Close()
-			continue
-		}
-		go func() {
-			defer c.ec.Close()
-			defer child.Close()
-			defer c.close()
-			r.serve(c, true)
-			if c.exitCode != 0 {
-				r.fatal.CompareAndSwap(0, int32(c.exitCode))
-			}
-		}()
+		r.errorf("ibv_post_recv failed: %d\n", rdma.ErrnoOf(err))
+		return rdma.ErrnoOf(err)
 	}
 	return 0
 }

@@ -1,7 +1,6 @@
 package ping
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -146,9 +145,3 @@ func newReport(o *Options, rtts []time.Duration, elapsed time.Duration) Report {
 
 // roundMs is d in milliseconds to the microsecond.
 func roundMs(d time.Duration) float64 { return math.Round(ms(d)*1000) / 1000 }
-
-func writeReport(w io.Writer, r Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
 )
 
 func TestSummarize(t *testing.T) {
@@ -56,7 +58,7 @@ func TestWriteSummary(t *testing.T) {
 func TestReportJSON(t *testing.T) {
 	o := &Options{Addr: "10.9.0.1", Port: 7174, Size: 64, Count: 2}
 	var b bytes.Buffer
-	if err := writeReport(&b, newReport(o, []time.Duration{1500 * time.Microsecond, 2500 * time.Microsecond}, time.Second)); err != nil {
+	if err := cli.WriteJSON(&b, newReport(o, []time.Duration{1500 * time.Microsecond, 2500 * time.Microsecond}, time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any

@@ -1,0 +1,62 @@
+package cgoverbs
+
+import (
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+func TestCMEventNamesAreLibrdmacms(t *testing.T) {
+	for ty := rdma.CMEventAddrResolved; ty <= rdma.CMEventTimewaitExit; ty++ {
+		if got, want := ty.String(), cmEventStr(ty); got != want {
+			t.Errorf("event %d: rdma names it %q, librdmacm %q", int(ty), got, want)
+		}
+	}
+}
+
+// The CM event wait keeps its deadline when signals interrupt poll: a
+// steady stream of them must not make a 200 ms wait last until they stop.
+func TestEventWaitKeepsDeadlineAcrossSignals(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	defer signal.Stop(sigs)
+
+	runtime.LockOSThread() // the cgo call runs on this thread: signal it
+	defer runtime.UnlockOSThread()
+	pid, tid := syscall.Getpid(), syscall.Gettid()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = syscall.Tgkill(pid, tid, syscall.SIGUSR1)
+			}
+		}
+	}()
+	start := time.Now()
+	errno := waitReadable(p[0], 200*time.Millisecond)
+	took := time.Since(start)
+	if errno != syscall.ETIMEDOUT {
+		t.Fatalf("wait returned errno %d (%v), want ETIMEDOUT", int(errno), errno)
+	}
+	if took > 700*time.Millisecond {
+		t.Fatalf("a 200ms wait took %v under signals", took)
+	}
+	if len(sigs) == 0 {
+		t.Fatal("no signal arrived during the wait: the test proved nothing")
+	}
+}

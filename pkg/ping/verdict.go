@@ -1,0 +1,107 @@
+package ping
+
+import (
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+)
+
+// How a run ends: rping's exit code, or rdmactl's verdict when its own
+// modes are on, with the summary, JSON document and hint.
+
+// verdictModes reports whether rdmactl's own modes are on (--json,
+// --stats, --timeout): then a run that rping would call a success but
+// that did not do every requested ping, validated, fails.
+func (o *Options) verdictModes() bool {
+	return o.Mode == ModeClient && (o.JSON || o.Stats || o.Timeout > 0)
+}
+
+// shortfall says how a client run that rping counts as a success fell
+// short of what was asked, or "" when it did not.
+func (r *runner) shortfall() string {
+	n, want := r.completed, r.o.Count
+	switch {
+	case r.mismatch > 0:
+		return fmt.Sprintf("ping %d came back different from what was sent", r.mismatch-1)
+	case want > 0 && n < want && r.interrupted:
+		return fmt.Sprintf("interrupted after %d of %d pings", n, want)
+	case want > 0 && n < want && r.peerLeft:
+		return fmt.Sprintf("the server disconnected after %d of %d pings", n, want)
+	case want > 0 && n < want:
+		return fmt.Sprintf("only %d of %d pings completed", n, want)
+	case want == 0 && !r.interrupted:
+		return fmt.Sprintf("the server disconnected after %d pings", n)
+	}
+	return ""
+}
+
+// finish turns rping's return value into the process outcome, adding the
+// summary, JSON document and hint.
+func (r *runner) finish(code int) error {
+	if f := r.fatal.Load(); f != 0 {
+		code = int(f)
+	}
+	o := r.o
+	hint := ""
+	if code != 0 {
+		hint = hintFor(r.failure, r.peer, r.dst.WithZone("").String(), o.Mode == ModeServer)
+	}
+	short := ""
+	if code == 0 && o.verdictModes() {
+		if short = r.shortfall(); short != "" {
+			r.errorf("rdmactl ping: %s\n", short)
+			if r.peerLeft {
+				hint = "the server ended the connection early; its own output says why (a smaller -S there is one cause)"
+			}
+		}
+	}
+	if r.stats != nil {
+		rtts, elapsed := r.stats.snapshot()
+		r.out.Flush()
+		if o.JSON {
+			rep := newReport(o, rtts, elapsed)
+			rep.OK = code == 0 && short == ""
+			switch {
+			case code != 0:
+				rep.Error = r.failureText()
+			case short != "":
+				rep.Error = short
+			}
+			if !rep.OK {
+				rep.Hint = hint
+			}
+			_ = cli.WriteJSON(o.Out, rep)
+		} else {
+			writeSummary(r.out, r.dst.WithZone("").String(), rtts, elapsed)
+		}
+	}
+	if hint != "" {
+		r.errorf("hint: %s\n", hint)
+	}
+	if short != "" {
+		return cli.SilentExit(cli.ExitFailed)
+	}
+	if code == 0 {
+		return nil
+	}
+	if r.failure.timeout != nil {
+		code = cli.ExitFailed
+	}
+	return cli.SilentExit(code & 0xff)
+}
+
+// failureText describes the failure for the JSON document.
+func (r *runner) failureText() string {
+	f := r.failure
+	switch {
+	case f.timeout != nil:
+		return f.timeout.Error()
+	case f.event != 0:
+		return fmt.Sprintf("cma event %s, error %d", f.event, f.status)
+	case f.wc != 0:
+		return fmt.Sprintf("%s completion failed: %s", f.wcOp, f.wc)
+	case f.call != nil:
+		return f.call.Error()
+	}
+	return "ping failed"
+}

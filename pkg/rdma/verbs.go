@@ -1,0 +1,113 @@
+package rdma
+
+import "time"
+
+// The data-path verbs an RC connection uses, as small interfaces: a
+// Context (an open device) makes protection domains, completion channels
+// and CQs; a PD registers memory and makes QPs.
+
+// Context is an open device's resource factory (struct ibv_context).
+type Context interface {
+	AllocPD() (PD, error)
+	CreateCompChannel() (CompChannel, error)
+	// CreateCQ makes a CQ of at least cqe entries whose events arrive on ch.
+	CreateCQ(cqe int, ch CompChannel) (CQ, error)
+}
+
+// PD is a protection domain.
+type PD interface {
+	// RegMR allocates size bytes of zeroed memory the collector never
+	// moves and registers them with the given access.
+	RegMR(size int, access Access) (MR, error)
+	// CreateRCQP makes an RC QP in RESET state.
+	CreateRCQP(send, recv CQ, cap QPCap) (QP, error)
+	Close() error
+}
+
+// MR is registered memory and the memory itself.
+type MR interface {
+	// Bytes is the memory, valid until Close.
+	Bytes() []byte
+	Addr() uint64
+	LKey() uint32
+	RKey() uint32
+	// Close deregisters the region and frees its memory.
+	Close() error
+}
+
+// CompChannel delivers completion events (struct ibv_comp_channel).
+type CompChannel interface {
+	Close() error
+}
+
+// CQ is a completion queue tied to a completion channel.
+type CQ interface {
+	// Await returns up to len(wc) completions, waiting for at most timeout
+	// (negative: forever) on the CQ's channel and on also, which may be
+	// nil. alsoReady reports an event pending on also (n may be 0 then);
+	// ErrTimeout when nothing came. It polls the CQ Spin times before it
+	// sleeps and arms notification itself.
+	Await(wc []WC, also EventChannel, timeout time.Duration) (n int, alsoReady bool, err error)
+	// SetSpin sets how many polls Await tries before it sleeps.
+	SetSpin(polls int)
+	Close() error
+}
+
+// QP is a reliable-connected queue pair.
+type QP interface {
+	Num() uint32
+	PostSend(wr SendWR) error
+	PostRecv(id uint64, sge SGE) error
+	// ToError moves the QP to the error state, flushing its work.
+	ToError() error
+	Close() error
+}
+
+// Access is a set of IBV_ACCESS_* flags.
+type Access uint32
+
+const (
+	AccessLocalWrite  Access = 1
+	AccessRemoteWrite Access = 2
+	AccessRemoteRead  Access = 4
+)
+
+// SGE is one scatter/gather entry.
+type SGE struct {
+	Addr uint64
+	Len  uint32
+	LKey uint32
+}
+
+// SGEOf is the entry for the first n bytes of mr.
+func SGEOf(mr MR, n uint32) SGE { return SGE{Addr: mr.Addr(), Len: n, LKey: mr.LKey()} }
+
+// WROpcode is a send work request's opcode (enum ibv_wr_opcode).
+type WROpcode uint32
+
+const (
+	WRRDMAWrite        WROpcode = 0
+	WRRDMAWriteWithImm WROpcode = 1
+	WRSend             WROpcode = 2
+	WRSendWithImm      WROpcode = 3
+	WRRDMARead         WROpcode = 4
+)
+
+// SendWR is a send work request with one SGE (none when Local is zero).
+// RemoteAddr and RKey are for RDMA reads and writes; Imm (host order) for
+// the *WithImm opcodes.
+type SendWR struct {
+	ID         uint64
+	Op         WROpcode
+	Local      SGE
+	RemoteAddr uint64
+	RKey       uint32
+	Imm        uint32
+	Signaled   bool
+}
+
+// QPCap sizes a queue pair; SigAll makes every send signalled.
+type QPCap struct {
+	MaxSendWR, MaxRecvWR, MaxSendSGE, MaxRecvSGE, MaxInlineData uint32
+	SigAll                                                      bool
+}
