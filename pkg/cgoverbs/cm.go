@@ -11,7 +11,7 @@ package cgoverbs
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
-#include "qp_init.h"
+#include "qpinit.h"
 
 // cm_addr is an IP socket address in a form Go can fill without building
 // sockaddrs itself.
@@ -171,7 +171,7 @@ static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8
 // cm_init_own_qp moves a QP the program created itself to INIT on the
 // cm_id's port, as the CM does for one it created (no remote access).
 static int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
-	return qp_to_init(qp, id->port_num, 0);
+	return cv_qp_to_init(qp, id->port_num, 0);
 }
 
 // cm_ready_own_qp walks a self-created QP through INIT, RTR and RTS with

@@ -63,15 +63,6 @@ type QP interface {
 	Close() error
 }
 
-// Access is a set of IBV_ACCESS_* flags.
-type Access uint32
-
-const (
-	AccessLocalWrite  Access = 1
-	AccessRemoteWrite Access = 2
-	AccessRemoteRead  Access = 4
-)
-
 // SGE is one scatter/gather entry.
 type SGE struct {
 	Addr uint64
