@@ -11,12 +11,9 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// version is set by the Makefile with -ldflags.
-var version = "dev"
-
 func main() {
 	ios := cli.System()
-	f := &cli.Factory{IO: ios, Version: version, RDMA: func() rdma.Stack { return cgoverbs.Stack{} }}
+	f := &cli.Factory{IO: ios, Version: buildVersion(), RDMA: func() rdma.Stack { return cgoverbs.Stack{} }}
 	root := newCmdRoot(f)
 	err := root.Execute()
 	if err != nil && !cli.IsSilent(err) {

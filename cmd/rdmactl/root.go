@@ -51,7 +51,8 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
-		newCmdMan(),
+		newCmdVersion(f),
 	)
+	registerCompletions(cmd)
 	return cmd
 }
