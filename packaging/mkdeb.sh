@@ -28,8 +28,9 @@ libc=$(dpkg-query -W -f='libc6 (>= ${Version})' libc6 2>/dev/null | sed 's/-[^-)
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" -e "s/@LIBC@/$libc/" \
 	"$here/deb/control" >"$stage/DEBIAN/control"
+install -D -m 0644 "$repo/LICENSE" "$stage/usr/share/doc/rdmactl/copyright"
 install -m 0755 "$here/deb/postinst" "$here/deb/prerm" "$stage/DEBIAN/"
 mkdir -p "$out"
 deb="$out/rdmactl_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
+dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-xz}" --build "$stage" "$deb" >&2
 echo "$deb"
