@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,4 +136,31 @@ func confPath(p string) string {
 		return ConfPath
 	}
 	return p
+}
+
+// markPersistent flags the rows whose link is recorded in conf; an
+// unreadable file marks nothing (status still shows the kernel's view).
+func markPersistent(rows []StatusRow, conf string) {
+	links, err := ReadLinks(conf)
+	if err != nil {
+		return
+	}
+	for i, r := range rows {
+		for _, l := range links {
+			if r.Device != "" && r.Device == l.Name && r.Netdev == l.Netdev {
+				rows[i].Persistent = true
+			}
+		}
+	}
+}
+
+// writePersistentNote explains the * of persistent rows, when any.
+func writePersistentNote(w io.Writer, rows []StatusRow) error {
+	for _, r := range rows {
+		if r.Persistent {
+			_, err := fmt.Fprintf(w, "* recorded in %s: rdmactl rxe apply re-creates it at boot\n", ConfPath)
+			return err
+		}
+	}
+	return nil
 }

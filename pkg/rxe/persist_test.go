@@ -119,3 +119,19 @@ func linksText(links []Link) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+func TestStatusMarksPersistentLinks(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "rxe.conf")
+	os.WriteFile(conf, []byte("rxe0 veth0\n"), 0o644)
+	nds := labNetdevs()
+	rows := StatusRows(nds, []Device{rxeDevice("rxe0", nds[2], ""), rxeDevice("rxe1", nds[1], "")})
+	markPersistent(rows, conf)
+	var b strings.Builder
+	if err := WriteStatus(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, " rxe0* ") || strings.Contains(text, "rxe1*") || !strings.HasSuffix(text, "* recorded in "+ConfPath+": rdmactl rxe apply re-creates it at boot\n") {
+		t.Errorf("status:\n%s", text)
+	}
+}
