@@ -1,9 +1,9 @@
 # rdmactl — see README.md. `make lab` shows a Soft-RoCE session in the lab VM,
 # `make test` runs the unit tests and the lab VM end-to-end tests.
 GO       ?= go
-# The version is the git tag (v0.1.0, or v0.1.0-3-gabc1234 after it); with no
-# tag and no git the binary falls back to Go's embedded build info.
-VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null)
+# The version is the git tag (v0.1.0, or v0.1.0-3-gabc1234 after it), else
+# the commit; without git the binary falls back to Go's embedded build info.
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS  := -s -w $(if $(VERSION),-X main.version=$(VERSION))
 # A release build: no local paths, no symbol tables (7 MB instead of 10).
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
@@ -34,7 +34,8 @@ build-deps:
 build: build-deps
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/rdmactl
 
-install: build install-files
+install: build
+	$(MAKE) install-files
 
 # Installs an already built $(BIN): the .deb recipe and the lab test use it
 # without a Go toolchain run.
