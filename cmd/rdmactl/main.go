@@ -12,12 +12,9 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// version is set by the Makefile with -ldflags.
-var version = "dev"
-
 func main() {
 	ios := cli.System()
-	f := &cli.Factory{IO: ios, Version: version,
+	f := &cli.Factory{IO: ios, Version: buildVersion(),
 		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
 		Host: host.System,
 	}

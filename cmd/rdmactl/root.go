@@ -51,10 +51,11 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
-		newCmdMan(),
+		newCmdVersion(f),
 	)
 	cmd.InitDefaultCompletionCmd()
 	requireSubcommands(cmd)
+	registerCompletions(cmd)
 	return cmd
 }
 

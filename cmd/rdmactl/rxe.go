@@ -18,12 +18,14 @@ func newCmdRxe(f *cli.Factory) *cobra.Command {
 		newCmdRxeAdd(f, nil),
 		newCmdRxeRemove(f, nil),
 		newCmdRxeStatus(f, nil),
+		newCmdRxeApply(f, nil),
 	)
 	return cmd
 }
 
 func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Command {
 	opts := &rxe.AddOptions{IO: f.IO}
+	var persist bool
 	cmd := &cobra.Command{
 		Use:   "add NETDEV",
 		Short: "Create a Soft-RoCE device on NETDEV (loads rdma_rxe when needed)",
@@ -39,9 +41,13 @@ func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Comma
 			if runF != nil {
 				return runF(opts)
 			}
+			if persist {
+				return rxe.AddPersistent(opts, "")
+			}
 			return rxe.Add(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&persist, "persist", false, "also record the link in "+rxe.ConfPath+" so that `rxe apply` re-creates it at boot")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "name of the new RDMA device (default rxe_NETDEV)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", rxe.DefaultTimeout, "how long to wait for the port to become ACTIVE")
 	return cmd
@@ -49,7 +55,8 @@ func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Comma
 
 func newCmdRxeRemove(f *cli.Factory, runF func(*rxe.RemoveOptions) error) *cobra.Command {
 	opts := &rxe.RemoveOptions{IO: f.IO}
-	return &cobra.Command{
+	var persist bool
+	cmd := &cobra.Command{
 		Use:     "remove NAME|NETDEV",
 		Aliases: []string{"rm", "delete"},
 		Short:   "Delete a Soft-RoCE device, by its name or its netdev's",
@@ -61,9 +68,14 @@ func newCmdRxeRemove(f *cli.Factory, runF func(*rxe.RemoveOptions) error) *cobra
 			if runF != nil {
 				return runF(opts)
 			}
+			if persist {
+				return rxe.RemovePersistent(opts, "")
+			}
 			return rxe.Remove(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&persist, "persist", false, "also drop the link from "+rxe.ConfPath)
+	return cmd
 }
 
 func newCmdRxeStatus(f *cli.Factory, runF func(*rxe.StatusOptions) error) *cobra.Command {

@@ -29,6 +29,8 @@ type StatusRow struct {
 	Device    string   `json:"rdma_device,omitempty"`
 	PortState string   `json:"port_state,omitempty"`
 	ActiveMTU int      `json:"active_mtu,omitempty"`
+	// Persistent: the link is recorded in ConfPath (rxe add --persist).
+	Persistent bool `json:"persistent,omitempty"`
 }
 
 // Status prints the table (or JSON) of netdevs and their rxe devices.
@@ -43,6 +45,7 @@ func Status(opts *StatusOptions) error {
 		return cli.Failf("reading RDMA devices: %v", err)
 	}
 	rows := StatusRows(netdevs, devs)
+	markPersistent(rows, ConfPath)
 	if opts.JSON {
 		return cli.WriteJSON(opts.IO.Out, rows)
 	}
@@ -83,13 +86,18 @@ func WriteStatus(w io.Writer, rows []StatusRow) error {
 		dev, state, rmtu := r.Device, r.PortState, strconv.Itoa(r.ActiveMTU)
 		if dev == "" {
 			dev, state, rmtu = "-", "-", "-"
+		} else if r.Persistent {
+			dev += "*"
 		}
 		if ips == "" {
 			ips = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Netdev, r.Link, r.MTU, ips, dev, state, rmtu)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writePersistentNote(w, rows)
 }
 
 // ActiveMTU is the RoCE MTU rdma_rxe gives a port on a netdev of the given

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	cases := []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{"go install at a tag", debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, "v0.1.0"},
+		{"checkout", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "false"}}}, "devel-0123456789ab"},
+		{"dirty checkout", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "devel-0123456789ab-dirty"},
+	}
+	for _, c := range cases {
+		if got := versionFromBuildInfo(&c.bi); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+	noVCS := versionFromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}})
+	if noVCS == "dev" || !strings.Contains(noVCS, "no VCS") {
+		t.Errorf("without VCS info: got %q, want a version that says why it has no revision", noVCS)
+	}
+}
+
+func TestMappedLibrary(t *testing.T) {
+	maps := "7f00-7f01 r--p 00000000 08:01 12 /usr/lib/x86_64-linux-gnu/libc.so.6\n" +
+		"7f02-7f03 r-xp 00000000 08:01 13 /usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0\n" +
+		"7f04-7f05 rw-p 00000000 00:00 0 [heap]\n"
+	p := mappedLibrary(maps, "libibverbs.so")
+	if p != "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0" {
+		t.Fatalf("mappedLibrary = %q", p)
+	}
+	if got, want := describeVerbsFile(p), p+" (rdma-core 50.0)"; got != want {
+		t.Errorf("describeVerbsFile = %q, want %q", got, want)
+	}
+	if got := mappedLibrary(maps, "librdmacm.so"); got != "" {
+		t.Errorf("an unmapped library was found: %q", got)
+	}
+}
+
+func TestVersionCommandNamesGoAndVerbs(t *testing.T) {
+	out := versionText("v0.1.0", "go1.25.0", "/x/libibverbs.so.1.14.44.0 (rdma-core 44.0)")
+	for _, want := range []string{"rdmactl v0.1.0\n", "go1.25.0 ", "libibverbs: /x/libibverbs.so.1.14.44.0 (rdma-core 44.0)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output %q lacks %q", out, want)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package rxe
+
+// Soft-RoCE links do not survive a reboot. `rxe add --persist` records a
+// link in a small config file and `rxe apply` (run at boot by
+// packaging/rdmactl-rxe.service) re-creates the recorded links that are
+// missing: the config-file-plus-unit rdma-core's maintainers suggested
+// when rxe_cfg went away.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ConfPath is where persistent links are recorded.
+const ConfPath = "/etc/rdmactl/rxe.conf"
+
+// Link is one recorded Soft-RoCE link.
+type Link struct {
+	Name   string `json:"name"`
+	Netdev string `json:"netdev"`
+}
+
+const confHeader = "# Soft-RoCE links re-created at boot by `rdmactl rxe apply` (rdmactl-rxe.service).\n" +
+	"# One link a line: NAME NETDEV. Edited by `rdmactl rxe add|remove --persist`.\n"
+
+// ReadLinks reads the recorded links; a missing file records none.
+func ReadLinks(path string) ([]Link, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseLinks(path, b)
+}
+
+func parseLinks(path string, b []byte) ([]Link, error) {
+	var links []Link
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Fields(line)
+		switch len(fields) {
+		case 0:
+			continue
+		case 2:
+			links = append(links, Link{Name: fields[0], Netdev: fields[1]})
+		default:
+			return nil, fmt.Errorf("%s:%d: want NAME NETDEV, got %q", path, n, strings.TrimSpace(line))
+		}
+	}
+	return links, sc.Err()
+}
+
+// RecordLink adds or replaces the entry for l.Netdev (one rxe link per
+// netdev, as the kernel allows) and reports whether the file changed.
+func RecordLink(path string, l Link) (bool, error) {
+	links, err := ReadLinks(path)
+	if err != nil {
+		return false, err
+	}
+	kept := []Link{l}
+	for _, old := range links {
+		if old == l {
+			return false, nil
+		}
+		if old.Netdev != l.Netdev && old.Name != l.Name {
+			kept = append(kept, old)
+		}
+	}
+	return true, writeLinks(path, kept)
+}
+
+// ForgetLink drops the entries whose name or netdev is target and returns
+// them.
+func ForgetLink(path, target string) ([]Link, error) {
+	links, err := ReadLinks(path)
+	if err != nil {
+		return nil, err
+	}
+	var kept, dropped []Link
+	for _, l := range links {
+		if l.Name == target || l.Netdev == target {
+			dropped = append(dropped, l)
+		} else {
+			kept = append(kept, l)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil, nil
+	}
+	return dropped, writeLinks(path, kept)
+}
+
+// writeLinks replaces the file atomically, so that a crash never leaves
+// the unit a half-written list.
+func writeLinks(path string, links []Link) error {
+	var b strings.Builder
+	b.WriteString(confHeader)
+	for _, l := range links {
+		fmt.Fprintf(&b, "%s %s\n", l.Name, l.Netdev)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".rxe.conf.*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// confPath is opts' file, or ConfPath.
+func confPath(p string) string {
+	if p == "" {
+		return ConfPath
+	}
+	return p
+}
+
+// markPersistent flags the rows whose link is recorded in conf; an
+// unreadable file marks nothing (status still shows the kernel's view).
+func markPersistent(rows []StatusRow, conf string) {
+	links, err := ReadLinks(conf)
+	if err != nil {
+		return
+	}
+	for i, r := range rows {
+		for _, l := range links {
+			if r.Device != "" && r.Device == l.Name && r.Netdev == l.Netdev {
+				rows[i].Persistent = true
+			}
+		}
+	}
+}
+
+// writePersistentNote explains the * of persistent rows, when any.
+func writePersistentNote(w io.Writer, rows []StatusRow) error {
+	for _, r := range rows {
+		if r.Persistent {
+			_, err := fmt.Fprintf(w, "* recorded in %s: rdmactl rxe apply re-creates it at boot\n", ConfPath)
+			return err
+		}
+	}
+	return nil
+}
