@@ -26,9 +26,9 @@ var exitStatus = map[string][]item{
 	"rdmactl devinfo": {
 		{"0", "Success."},
 		{"1", "A device could not be opened, or -i is not a positive number (ibv_devinfo prints its usage)."},
-		{"2", "A device's attributes could not be queried; also rdmactl's usage error for a flag it does not know (ibv_devinfo exits 255 there)."},
+		{"2", "A device's attributes could not be queried."},
 		{"4", "The port given with -i does not exist on the device."},
-		{"255", "No RDMA device was found, the device named with -d does not exist, or the device list or a GID could not be read."},
+		{"255", "No RDMA device was found, the device named with -d does not exist, the device list or a GID could not be read, or an option is unknown."},
 		{"", "A failed port query exits with the errno of that query. These are ibv_devinfo's codes; with --json rdmactl's own apply (0, 1 failure, 2 usage)."},
 	},
 	"rdmactl devices": {
@@ -37,10 +37,9 @@ var exitStatus = map[string][]item{
 	},
 	"rdmactl ping": {
 		{"0", "Every ping completed (the server: the client disconnected cleanly)."},
-		{"22", "EINVAL: an invalid option value (size, count, address), as rping."},
+		{"22", "EINVAL: an invalid or unknown option (size, count, address), as rping."},
 		{"255", "An rdma_cm error event: address or route resolution failed, the peer was unreachable, rejected the connection, or the device was removed (rping's exit(-1))."},
 		{"1", "--timeout expired (resolution, connection or one ping took longer)."},
-		{"2", "A flag rdmactl does not know (rping exits 22 there)."},
 		{"", "An address that cannot be resolved exits with getaddrinfo's negative error (253 for EAI_AGAIN, 254 for EAI_NONAME); any other failure with the errno of the failing call, as rping does."},
 	},
 	"rdmactl demo": {
