@@ -51,6 +51,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
+		newCmdServe(f, nil), newCmdSmoke(f, nil),
 		newCmdMan(),
 	)
 	return cmd

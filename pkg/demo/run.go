@@ -321,6 +321,9 @@ func (r *runner) createResources() bool {
 // connectTCP is the original's sock_connect with its error lines, bounded
 // by the timeout.
 func (r *runner) connectTCP() bool {
+	if r.conn != nil {
+		return true // accepted by the caller (ServeConn)
+	}
 	var err error
 	if r.client() {
 		r.conn, err = dial(r.opts.Server, r.opts.TCPPort, r.opts.Timeout)

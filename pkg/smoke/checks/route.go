@@ -1,0 +1,150 @@
+// Package checks holds the checks `rdmactl smoke` runs on a real host: the
+// doctor's local checks, and per peer its route and GID, an rping-protocol
+// ping and the RC demo exchange against `rdmactl serve`. pkg/smoke runs
+// and reports them; this package is where they touch the system.
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/pkg/rxe"
+	"github.com/rdmactl/rdmactl/pkg/serve"
+)
+
+// Route is how this host reaches a peer over RoCE.
+type Route struct {
+	Peer   netip.Addr // the peer's address (its name resolved)
+	Src    netip.Addr // this host's source address toward it
+	Netdev string     // the egress netdev
+	Local  bool       // the peer is an address of this host (loopback)
+	serve.RoCEPort
+}
+
+// System is what route resolution reads from the host; tests fake it.
+type System struct {
+	// Lookup resolves a peer name to IPv4 addresses.
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Netdevs lists the netdevs with their addresses.
+	Netdevs func() ([]rxe.Netdev, error)
+	// RouteTo asks the kernel for the egress netdev and source address.
+	RouteTo func(dst netip.Addr) (netdev string, src netip.Addr, err error)
+	// Devices lists the RDMA devices with their ports and GIDs.
+	Devices func() ([]rxe.Device, error)
+}
+
+// HostSystem reads this host.
+func HostSystem() System {
+	return System{
+		Lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+		},
+		Netdevs: rxe.ListNetdevs,
+		RouteTo: routeTo,
+		Devices: func() ([]rxe.Device, error) { return rxe.ReadDevices(rxe.ClassDir) },
+	}
+}
+
+// routeTo is `ip route get`: it sends nothing.
+func routeTo(dst netip.Addr) (string, netip.Addr, error) {
+	routes, err := netlink.RouteGet(dst.AsSlice())
+	if err == nil && len(routes) == 0 {
+		err = unix.ENETUNREACH
+	}
+	if err != nil {
+		return "", netip.Addr{}, err
+	}
+	link, err := netlink.LinkByIndex(routes[0].LinkIndex)
+	if err != nil {
+		return "", netip.Addr{}, err
+	}
+	src, _ := netip.AddrFromSlice(routes[0].Src)
+	return link.Attrs().Name, src.Unmap(), nil
+}
+
+// RouteError is a failed resolution with the fix.
+type RouteError struct {
+	Msg, Hint string
+}
+
+func (e *RouteError) Error() string { return e.Msg }
+
+// ResolveRoute finds how this host reaches peer: its address, the egress
+// netdev and source address (as rdma_resolve_addr would pick them), and
+// the RDMA port and RoCE v2 GID index that carry the source address (the
+// GID `-g auto` picks).
+func (s System) ResolveRoute(ctx context.Context, peer string) (Route, error) {
+	var r Route
+	ip, err := netip.ParseAddr(peer)
+	if err != nil {
+		ips, lerr := s.Lookup(ctx, peer)
+		if lerr != nil || len(ips) == 0 {
+			return r, &RouteError{Msg: fmt.Sprintf("cannot resolve %s: %v", peer, lerr),
+				Hint: "check the name (getent hosts " + peer + ") or give the peer's IP address"}
+		}
+		ip = ips[0]
+	}
+	r.Peer = ip.Unmap()
+	if !r.Peer.Is4() {
+		return r, &RouteError{Msg: fmt.Sprintf("%s is not an IPv4 address", r.Peer),
+			Hint: "smoke checks RoCE v2 over IPv4 (the RC demo speaks IPv4 only); give the peer's IPv4 address"}
+	}
+	netdevs, _ := s.Netdevs()
+	for _, nd := range netdevs {
+		for _, p := range nd.Addrs {
+			if p.Addr() == r.Peer {
+				r.Local, r.Netdev, r.Src = true, nd.Name, r.Peer
+			}
+		}
+	}
+	if !r.Local {
+		r.Netdev, r.Src, err = s.RouteTo(r.Peer)
+		if err != nil {
+			return r, &RouteError{Msg: fmt.Sprintf("no route to %s: %v", r.Peer, err),
+				Hint: "add a route to " + r.Peer.String() + ", or an address in its subnet on an RDMA netdev"}
+		}
+	}
+	devs, err := s.Devices()
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return r, &RouteError{Msg: "cannot list RDMA devices: " + err.Error(), Hint: "run `rdmactl doctor`"}
+	}
+	port, ok := serve.FindRoCEPort(devs, r.Src)
+	if !ok {
+		hint := "rdmactl rxe add " + r.Netdev
+		if hasRDMA(devs, r.Netdev) {
+			hint = "the RDMA device on " + r.Netdev + " has no RoCE v2 GID for " + r.Src.String() + " (see `rdmactl gids` and `rdmactl doctor`)"
+		}
+		return r, &RouteError{
+			Msg:  fmt.Sprintf("%s is reached via %s from %s, which no ACTIVE RDMA port carries as a RoCE v2 GID", r.Peer, r.Netdev, r.Src),
+			Hint: hint,
+		}
+	}
+	r.RoCEPort = port
+	return r, nil
+}
+
+func hasRDMA(devs []rxe.Device, netdev string) bool {
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			if p.Netdev == netdev {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// String is the route in one line, for the check's message.
+func (r Route) String() string {
+	via := fmt.Sprintf("via %s from %s", r.Netdev, r.Src)
+	if r.Local {
+		via = "local on " + r.Netdev
+	}
+	return fmt.Sprintf("%s %s: %s port %d, GID index %d", r.Peer, via, r.Device, r.Port, r.GIDIndex)
+}
