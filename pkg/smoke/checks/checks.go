@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -143,15 +144,18 @@ func rttOf(ms []float64) *smoke.RTT {
 	s := slices.Clone(ms)
 	slices.Sort(s)
 	rank := func(q float64) float64 { // nearest rank, as ping's p99
-		i := int(q*float64(len(s))+0.999999) - 1
-		return s[min(max(i, 0), len(s)-1)] / 1e3
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return seconds(s[min(max(i, 0), len(s)-1)])
 	}
 	var sum float64
 	for _, v := range s {
-		sum += v / 1e3
+		sum += v
 	}
-	return &smoke.RTT{Count: len(s), P50: rank(0.5), P99: rank(0.99), Max: s[len(s)-1] / 1e3, Sum: sum}
+	return &smoke.RTT{Count: len(s), P50: rank(0.5), P99: rank(0.99), Max: seconds(s[len(s)-1]), Sum: seconds(sum)}
 }
+
+// seconds converts milliseconds, to the microsecond ping measures in.
+func seconds(ms float64) float64 { return math.Round(ms*1e3) / 1e6 }
 
 // demo runs the RC example's client in-process against the responder,
 // on the device and port the route check found, the GID chosen as -g auto.
@@ -174,7 +178,11 @@ func (cfg Config) demo(ctx context.Context, r Route) smoke.Result {
 		return smoke.Result{Message: "demo printed no report: " + msg}
 	}
 	if sum.Result != 0 {
-		return smoke.Result{Message: sum.Error, Hint: sum.Hint}
+		hint := sum.Hint
+		if hint == "" && sum.Remote == nil {
+			hint = fmt.Sprintf("nothing answered on TCP port %d of %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), and is the port open?", cfg.TCPPort, r.Peer)
+		}
+		return smoke.Result{Message: sum.Error, Hint: hint}
 	}
 	return smoke.Result{OK: true, Message: fmt.Sprintf("SEND, RDMA read and RDMA write with %s TCP port %d over %s GID index %d",
 		r.Peer, cfg.TCPPort, r.Device, gidIndex(sum))}

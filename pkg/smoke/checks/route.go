@@ -6,7 +6,6 @@ package checks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -35,8 +34,13 @@ type System struct {
 	Netdevs func() ([]rxe.Netdev, error)
 	// RouteTo asks the kernel for the egress netdev and source address.
 	RouteTo func(dst netip.Addr) (netdev string, src netip.Addr, err error)
-	// Devices lists the RDMA devices with their ports and GIDs.
-	Devices func() ([]rxe.Device, error)
+	// RoCEPort finds the ACTIVE port carrying ip as a RoCE v2 GID,
+	// looking at the devices on netdev first; HasRDMA tells whether any
+	// RDMA port sits on netdev.
+	RoCEPort func(netdev string, ip netip.Addr) (serve.RoCEPort, bool)
+	HasRDMA  func(netdev string) bool
+	// FirstRoCEAddr is the address a loopback run uses.
+	FirstRoCEAddr func() (netip.Addr, bool)
 }
 
 // HostSystem reads this host.
@@ -47,7 +51,11 @@ func HostSystem() System {
 		},
 		Netdevs: rxe.ListNetdevs,
 		RouteTo: routeTo,
-		Devices: func() ([]rxe.Device, error) { return rxe.ReadDevices(rxe.ClassDir) },
+		RoCEPort: func(netdev string, ip netip.Addr) (serve.RoCEPort, bool) {
+			return serve.FindRoCEPort(serve.ClassDir, netdev, ip)
+		},
+		HasRDMA:       func(netdev string) bool { return serve.HasRDMA(serve.ClassDir, netdev) },
+		FirstRoCEAddr: func() (netip.Addr, bool) { return serve.FirstRoCEAddr(serve.ClassDir) },
 	}
 }
 
@@ -110,14 +118,10 @@ func (s System) ResolveRoute(ctx context.Context, peer string) (Route, error) {
 				Hint: "add a route to " + r.Peer.String() + ", or an address in its subnet on an RDMA netdev"}
 		}
 	}
-	devs, err := s.Devices()
-	if err != nil && !errors.Is(err, unix.ENOENT) {
-		return r, &RouteError{Msg: "cannot list RDMA devices: " + err.Error(), Hint: "run `rdmactl doctor`"}
-	}
-	port, ok := serve.FindRoCEPort(devs, r.Src)
+	port, ok := s.RoCEPort(r.Netdev, r.Src)
 	if !ok {
 		hint := "rdmactl rxe add " + r.Netdev
-		if hasRDMA(devs, r.Netdev) {
+		if s.HasRDMA(r.Netdev) {
 			hint = "the RDMA device on " + r.Netdev + " has no RoCE v2 GID for " + r.Src.String() + " (see `rdmactl gids` and `rdmactl doctor`)"
 		}
 		return r, &RouteError{
@@ -127,17 +131,6 @@ func (s System) ResolveRoute(ctx context.Context, peer string) (Route, error) {
 	}
 	r.RoCEPort = port
 	return r, nil
-}
-
-func hasRDMA(devs []rxe.Device, netdev string) bool {
-	for _, d := range devs {
-		for _, p := range d.Ports {
-			if p.Netdev == netdev {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // String is the route in one line, for the check's message.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
-	"github.com/rdmactl/rdmactl/pkg/rxe"
 	"github.com/rdmactl/rdmactl/pkg/serve"
 	"github.com/rdmactl/rdmactl/pkg/smoke"
 )
@@ -110,8 +109,7 @@ func (o Options) peers() ([]string, error) {
 // loopback starts a temporary responder on the first RoCE address, on
 // free ports, and points the checks at it.
 func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err error) {
-	devs, _ := o.System.Devices()
-	ip, ok := FirstRoCEAddr(devs)
+	ip, ok := o.System.FirstRoCEAddr()
 	if !ok {
 		return nil, ip, cli.Failf("no PEER given and no ACTIVE RDMA port has a RoCE v2 GID for an IPv4 address to run a loopback on (hint: rdmactl rxe add NETDEV, then rdmactl doctor)")
 	}
@@ -131,24 +129,6 @@ func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err
 		return nil, ip, cli.Failf("loopback responder on %s: %v", ip, err)
 	}
 	return func() { cancel(); <-done }, ip, nil
-}
-
-// FirstRoCEAddr is the IPv4 address of the first ACTIVE port's first
-// RoCE v2 GID, in the kernel's device order.
-func FirstRoCEAddr(devs []rxe.Device) (netip.Addr, bool) {
-	for _, d := range devs {
-		for _, p := range d.Ports {
-			if !p.Active() {
-				continue
-			}
-			for _, g := range p.GIDs {
-				if ip, ok := g.IPv4(); ok && g.IsRoCEv2() {
-					return ip, true
-				}
-			}
-		}
-	}
-	return netip.Addr{}, false
 }
 
 // writeFile replaces path whole (a temporary file renamed over it), so a
