@@ -38,6 +38,12 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The facts are gathered before the checks and outside their bound:
+	// the firewall tools alone may take seconds (doctor bounds them), and
+	// that is no verdict on any check. Gathering overlaps the loopback
+	// responder's start.
+	facts := make(chan *doctor.Facts, 1)
+	go func() { facts <- o.Gather() }()
 	if len(peers) == 0 {
 		stop, ip, err := o.loopback(ctx)
 		if err != nil {
@@ -46,8 +52,9 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		defer stop()
 		peers = []string{ip.String()}
 	}
+	gathered := <-facts
 	rep := smoke.Run(ctx, smoke.Plan{
-		Local:       Local(o.Gather),
+		Local:       Local(func() *doctor.Facts { return gathered }),
 		PerPeer:     PerPeer(o.Config),
 		Peers:       peers,
 		Timeout:     o.Timeout,
