@@ -141,11 +141,7 @@ func TestSingleServeAnswersRpingDemoAndSmoke(t *testing.T) {
 	if r := run(t, time.Minute, rdmactl, "demo", "-d", "rxe0", "-g", "1", "10.9.0.1"); r.Code != 0 || !strings.Contains(r.Stdout, "Contents of server's buffer: 'RDMA read operat") || !strings.Contains(r.Stdout, "test result is 0") {
 		t.Errorf("demo client against serve: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r := run(t, time.Minute, rdmactl, "smoke", "10.9.0.1")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "1 of 1 peers passed") {
-		t.Errorf("smoke 10.9.0.1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
-	r = run(t, time.Minute, rdmactl, "--json", "smoke", "10.9.0.1", "-C", "5")
+	r := run(t, time.Minute, rdmactl, "--json", "smoke", "10.9.0.1", "-C", "5")
 	doc := parseSmoke(t, r)
 	if r.Code != 0 || !doc.OK || len(doc.Peers) != 1 || !doc.Peers[0].OK {
 		t.Fatalf("smoke --json: exit %d, %+v\n%s", r.Code, doc, r.Stderr)
@@ -158,8 +154,8 @@ func TestSingleServeAnswersRpingDemoAndSmoke(t *testing.T) {
 
 	out := s.stop()
 	lines := logLines(out.Stdout)
-	if lines["ping ok"] != 3 || lines["demo ok"] != 3 || len(lines) != 2 {
-		t.Errorf("serve log: want 3 ping ok and 3 demo ok lines, got %v:\n%s", lines, out.Stdout)
+	if lines["ping ok"] != 2 || lines["demo ok"] != 2 || len(lines) != 2 {
+		t.Errorf("serve log: want 2 ping ok and 2 demo ok lines, got %v:\n%s", lines, out.Stdout)
 	}
 	if !strings.Contains(out.Stderr, "stopped after") {
 		t.Errorf("serve did not report its stop:\n%s", out.Stderr)
@@ -248,8 +244,8 @@ func TestSingleSmokeLoopback(t *testing.T) {
 	noRDMALeft(t)
 }
 
-// TestSingleServeUnderLoad: 100 rping clients in a row, then 8 rping and 8
-// smoke clients at once; all pass, the log has a line for each, RSS stays
+// TestSingleServeUnderLoad: 100 rping clients in a row, then 8 smoke
+// clients at once (each an rping-protocol ping and an RC demo); all pass, the log has a line for each, RSS stays
 // flat after warm-up, and SIGTERM leaves no QP or cm_id.
 func TestSingleServeUnderLoad(t *testing.T) {
 	requireRole(t, "single")
@@ -257,7 +253,7 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	s := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
 	pid := s.cmd.Process.Pid
 	rping := func() result {
-		return run(t, time.Minute, "rping", "-c", "-a", "10.9.0.1", "-p", fmt.Sprint(cmPort), "-C", "2", "-V")
+		return run(t, time.Minute, "rping", "-c", "-a", "10.9.0.1", "-p", fmt.Sprint(cmPort), "-C", "1", "-V")
 	}
 	warm := 0
 	begin := time.Now()
@@ -272,14 +268,24 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	afterSeq := rss(t, pid)
 	t.Logf("100 sequential rping clients in %v; serve RSS %d KiB after 20, %d KiB after 100", time.Since(begin), warm, afterSeq)
 
+	// Between clients only the listener is left: no session leaks a
+	// cm_id or a QP while serve runs.
+	cm, _ := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
+	if n := strings.Count(strings.TrimSpace(string(cm)), "\n") + 1; n != 1 || !strings.Contains(string(cm), "LISTEN") {
+		t.Errorf("after 100 clients serve holds %d cm_ids:\n%s", n, cm)
+	}
+	if qp, _ := exec.Command("bash", "-c", "rdma res show qp | grep -v 'type GSI'").Output(); len(qp) > 0 {
+		t.Errorf("after 100 clients serve holds QPs:\n%s", qp)
+	}
+
 	var wg sync.WaitGroup
-	results := make([]result, 16)
-	for i := range 8 {
-		wg.Add(2)
-		go func() { defer wg.Done(); results[i] = rping() }()
+	results := make([]result, 8)
+	begin = time.Now()
+	for i := range results {
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[8+i] = run(t, 3*time.Minute, rdmactl, "smoke", "10.9.0.1", "--port", fmt.Sprint(cmPort), "--tcp-port", fmt.Sprint(tcpPort), "-C", "3", "--timeout", "60s")
+			results[i] = run(t, 3*time.Minute, rdmactl, "smoke", "10.9.0.1", "--port", fmt.Sprint(cmPort), "--tcp-port", fmt.Sprint(tcpPort), "-C", "3", "--timeout", "60s")
 		}()
 	}
 	wg.Wait()
@@ -289,15 +295,15 @@ func TestSingleServeUnderLoad(t *testing.T) {
 		}
 	}
 	end := rss(t, pid)
-	t.Logf("after 8 concurrent rping and 8 concurrent smoke clients: serve RSS %d KiB", end)
+	t.Logf("8 concurrent smoke clients in %v; serve RSS %d KiB after them", time.Since(begin), end)
 	if afterSeq > warm+4096 {
 		t.Errorf("RSS grew from %d KiB (20 clients) to %d KiB (100 clients)", warm, afterSeq)
 	}
 
 	out := s.stop()
 	lines := logLines(out.Stdout)
-	if lines["ping ok"] != 116 || lines["demo ok"] != 8 || len(lines) != 2 {
-		t.Errorf("serve log: want 116 ping ok and 8 demo ok, got %v", lines)
+	if lines["ping ok"] != 108 || lines["demo ok"] != 8 || len(lines) != 2 {
+		t.Errorf("serve log: want 108 ping ok and 8 demo ok, got %v", lines)
 	}
 	noRDMALeft(t)
 }
@@ -348,8 +354,4 @@ func TestTwoHostsSmoke(t *testing.T) {
 		t.Errorf("want the ping check (not the route) named as failed, got %v", failed)
 	}
 	t.Logf("failed checks with serve stopped: %v", failed)
-	table := run(t, 2*time.Minute, rdmactl, "smoke", "10.9.1.2", "--timeout", "5s")
-	if table.Code != 1 || !strings.Contains(table.Stdout, "10.9.1.2: ping: ") {
-		t.Errorf("table does not name the failed check:\n%s", table.Stdout)
-	}
 }

@@ -35,3 +35,4 @@ with_server "$bin ping -s -a 10.9.0.1 -C 3 -v" "$bin" ping -c -a 10.9.0.1 -C 3 -
 gid=$("$bin" gids --ip 10.9.0.1)
 with_server "$bin demo -d rxe0 -g $gid" "$bin" demo 10.9.0.1 -d rxe0 -g "$gid"
 step "$bin" doctor
+step "$bin" smoke

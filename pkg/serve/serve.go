@@ -98,7 +98,9 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	pingReady := make(chan struct{})
 	pingErr := make(chan error, 1)
 	go func() {
-		o := &ping.Options{Addr: cfg.Addr, Port: b.CMPort, Size: ping.DefaultSize, Timeout: cfg.Timeout}
+		// The largest buffer rping allows, so that a client's -S of any
+		// size fits (the server reads what the client advertises).
+		o := &ping.Options{Addr: cfg.Addr, Port: b.CMPort, Size: ping.MaxSize, Timeout: cfg.Timeout}
 		pingErr <- ping.Serve(ctx, o, func() { close(pingReady) }, func(s ping.Session) {
 			cfg.log(Entry{Time: time.Now().Add(-s.Duration), Peer: s.Peer.Addr().String(), Test: TestPing,
 				OK: s.OK, Seconds: s.Duration.Seconds(), Error: s.Error, Hint: s.Hint})
