@@ -126,6 +126,9 @@ func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
 		res.RTT = rttOf(rep.RTTMs)
 	}
 	switch {
+	case !rep.OK && strings.Contains(rep.Error, "RDMA_CM_EVENT_REJECTED"):
+		res.Message = rep.Error
+		res.Hint = fmt.Sprintf("nothing listens on %s port %d: is `rdmactl serve` running there (systemctl status rdmactl-serve)?", r.Peer, cfg.CMPort)
 	case !rep.OK:
 		res.Message = rep.Error
 		if line := firstLine(errOut.String()); line != "" && !strings.Contains(res.Message, line) {
