@@ -85,8 +85,15 @@ func runInLab() int {
 			continue
 		}
 		pattern := "^" + mode.prefix
-		if extra := os.Getenv("E2E_RUN"); extra != "" {
+		extra := os.Getenv("E2E_RUN")
+		if extra == "" {
+			extra = runFlag() // go test -run narrows too
+		}
+		if extra != "" {
 			pattern += ".*(?:" + extra + ")"
+			if !hasTests(self, pattern) {
+				continue // no test of this topology matches: do not boot it
+			}
 		}
 		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=20m -test.run '%s'", bin, self, pattern)
 		args := append([]string{"run"}, mode.args...)
@@ -142,4 +149,22 @@ func countResults(r io.Reader, w io.Writer) (passed, failed int, ran bool) {
 		}
 	}
 	return passed, failed, ran
+}
+
+// runFlag is the -run pattern `go test` passed to this (host-side) binary.
+func runFlag() string {
+	for _, a := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(a, "-test.run="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// hasTests reports whether pattern selects any test of this binary.
+func hasTests(self, pattern string) bool {
+	cmd := exec.Command(self, "-test.list", pattern)
+	cmd.Env = append(os.Environ(), "LAB_ROLE=list", "RDMACTL_BIN=none")
+	out, err := cmd.Output()
+	return err != nil || strings.Contains(string(out), "Test")
 }

@@ -61,6 +61,7 @@ gid=$("$bin" gids --ip 10.9.0.1)
 with_server "$bin demo -d rxe0 -g $gid" "tcp_listening 19875" \
 	"$bin" demo 10.9.0.1 -d rxe0 -g "$gid"
 step "$bin" doctor
+step "$bin" smoke
 
 if [ ${#failed[@]} -gt 0 ]; then
 	printf '\nsmoke: %d of %d steps failed:\n' "${#failed[@]}" "$steps"

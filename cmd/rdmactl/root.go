@@ -52,6 +52,8 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
 		newCmdVersion(f),
+		newCmdServe(f, nil),
+		newCmdSmoke(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
 	requireSubcommands(cmd)

@@ -34,6 +34,9 @@ func (r *runner) printConfig() {
 }
 
 func (r *runner) connectTCP() bool {
+	if r.conn != nil {
+		return true // accepted by the caller (ServeConn)
+	}
 	if r.client() {
 		return r.dialServer()
 	}

@@ -482,3 +482,10 @@ func (qp *fakeQP) ToError() error {
 }
 
 func (qp *fakeQP) Close() error { return nil }
+
+func (id *fakeID) PeerAddr() netip.AddrPort {
+	if id.peer == nil {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(id.peer.dst, id.peer.port)
+}

@@ -76,6 +76,9 @@ type CMID interface {
 	// ReadyOwnQP moves such a QP through INIT, RTR and RTS with the
 	// attributes rdma_init_qp_attr gives for the connection.
 	ReadyOwnQP(qp QP) error
+	// PeerAddr is the other end of the connection (for a connect
+	// request: the client), the zero AddrPort when there is none.
+	PeerAddr() netip.AddrPort
 	// Close destroys the id; close its QP first.
 	Close() error
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/serve"
+)
+
+// ServeOptions is what `rdmactl serve` runs with.
+type ServeOptions struct {
+	IO   *cli.IOStreams
+	JSON bool
+	serve.Config
+}
+
+func newCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve [-a ADDR]",
+		Short: "Answer rping, RC demo and `rdmactl smoke` clients until stopped",
+		Long: `Run one long-lived responder: rping's server side on the rdma_cm port (7174,
+many clients in a row and at once, as 'rping -s -P') and the RC demo's server
+side on the TCP port (19875; RDMA_RC_example and 'rdmactl demo' clients), which
+is everything 'rdmactl smoke' checks against. The RC demo side opens the RDMA
+device that carries the address the client reached and picks its GID as -g auto.
+
+One line per client on stdout: time, test, peer, verdict, duration, and on
+failure the error and a hint; with --json one JSON document per line. SIGTERM
+or SIGINT stop it: listeners close, open sessions end, every QP and cm_id is
+destroyed before it exits 0. packaging/rdmactl-serve.service runs it under
+systemd.`,
+		Example: `  rdmactl serve -a 10.9.0.1
+  rdmactl serve --json >>/var/log/rdmactl-serve.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("serve takes no arguments, got %q (the address goes in -a)", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IO, opts.JSON = f.IO, f.JSON
+			if err := validPort("--port", opts.CMPort); err != nil {
+				return jsonUsage(f, err)
+			}
+			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
+				return jsonUsage(f, err)
+			}
+			if opts.Timeout <= 0 {
+				return jsonUsage(f, cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout))
+			}
+			opts.RDMA = f.RDMA()
+			opts.Devices = serve.SysfsDevices
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Addr, "addr", "a", "", "address to answer on (default: every address)")
+	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port for rping clients")
+	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port for RC demo clients")
+	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step")
+	return cmd
+}
+
+func validPort(flag string, p int) error {
+	if p < 1 || p > 65535 {
+		return cli.Usagef("invalid %s %d: want a port, 1 to 65535", flag, p)
+	}
+	return nil
+}
+
+func serveRun(opts *ServeOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := serve.NewLog(opts.IO.Out, opts.JSON)
+	opts.Log = log.Write
+	start := time.Now()
+	err := serve.Run(ctx, opts.Config, func(b serve.Bound) {
+		log.Started(opts.IO.ErrOut, b)
+	})
+	if err != nil {
+		hint := serve.StartHint(err)
+		if opts.JSON {
+			_ = cli.WriteJSON(opts.IO.Out, newErrorDoc(cli.ExitFailed, err.Error(), hint))
+		}
+		if hint != "" {
+			return cli.Failf("%v (hint: %s)", err, hint)
+		}
+		return cli.Failf("%v", err)
+	}
+	log.Stopped(opts.IO.ErrOut, time.Since(start))
+	return nil
+}

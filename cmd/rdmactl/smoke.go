@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/doctor"
+	"github.com/rdmactl/rdmactl/pkg/serve"
+	"github.com/rdmactl/rdmactl/pkg/smoke"
+	"github.com/rdmactl/rdmactl/pkg/smoke/checks"
+)
+
+// SmokeOptions is what `rdmactl smoke` runs with.
+type SmokeOptions struct {
+	IO *cli.IOStreams
+	checks.Options
+}
+
+func newCmdSmoke(f *cli.Factory, runF func(*SmokeOptions) error) *cobra.Command {
+	opts := &SmokeOptions{}
+	cmd := &cobra.Command{
+		Use:   "smoke [PEER...] [--peers FILE]",
+		Short: "Check RDMA to every peer in one command: route and GID, rping, the RC demo",
+		Long: `Check this host and its RDMA peers in one run. Locally: the doctor's checks
+that hold for every route (modules, uverbs, rdma_cm, provider, an ACTIVE port,
+the firewall, memlock). Per peer, in parallel: the route and RoCE v2 GID toward
+it (as -g auto picks), an rping-protocol ping with round-trip times, and the RC
+demo's SEND, RDMA read and RDMA write, both against 'rdmactl serve' on the peer.
+
+Without PEER it runs a loopback: a temporary responder on the first RoCE
+address of this host, checked as a peer.
+
+Output: a table (peer, checks, RTT p50/p99, verdict, then each failure with its
+hint); --json one document; --junit FILE JUnit XML, one testcase per peer and
+check; --prom FILE the node_exporter textfile format. --timeout bounds each
+check. Exit status: 0 when every check passed, 1 when one failed, 2 for
+usage errors.`,
+		Example: `  rdmactl smoke                                   # loopback on this host
+  rdmactl smoke 10.9.0.2 10.9.0.3 --timeout 5s
+  rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
+  rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IO, opts.JSON = f.IO, f.JSON
+			opts.Peers = args
+			for _, p := range args {
+				if !smoke.ValidPeer(p) {
+					return jsonUsage(f, cli.Usagef("invalid PEER %q: give an IP address or host name", p))
+				}
+			}
+			switch {
+			case opts.Timeout <= 0:
+				return jsonUsage(f, cli.Usagef("invalid --timeout %v: must be positive, e.g. 10s", opts.Timeout))
+			case opts.Count < 1:
+				return jsonUsage(f, cli.Usagef("invalid --count %d: ping at least once, e.g. -C 10", opts.Count))
+			case opts.Concurrency < 1:
+				return jsonUsage(f, cli.Usagef("invalid --concurrency %d: check at least one peer at a time", opts.Concurrency))
+			}
+			if err := validPort("--port", opts.CMPort); err != nil {
+				return jsonUsage(f, err)
+			}
+			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
+				return jsonUsage(f, err)
+			}
+			opts.System = checks.HostSystem()
+			opts.RDMA = f.RDMA()
+			h, verbs := f.Host(), f.RDMA()
+			opts.Gather = func() *doctor.Facts { return doctor.Gather(h, verbs, netip.Addr{}) }
+			if runF != nil {
+				return runF(opts)
+			}
+			return smokeRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.PeersFile, "peers", "", "file of peers, one address or host name a line ('#' comments)")
+	fl.IntVarP(&opts.Count, "count", "C", 10, "pings per peer")
+	fl.DurationVar(&opts.Timeout, "timeout", 10*time.Second, "bound on each check")
+	fl.IntVar(&opts.Concurrency, "concurrency", 8, "peers checked at once")
+	fl.StringVar(&opts.JUnitFile, "junit", "", "also write JUnit XML to FILE")
+	fl.StringVar(&opts.PromFile, "prom", "", "also write the node_exporter textfile format to FILE")
+	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port of the peers' rdmactl serve")
+	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port of the peers' rdmactl serve")
+	return cmd
+}
+
+// jsonUsage also prints the error document when --json asks for JSON.
+func jsonUsage(f *cli.Factory, err error) error {
+	if f.JSON {
+		_ = cli.WriteJSON(f.IO.Out, newErrorDoc(cli.ExitUsage, err.Error(), ""))
+	}
+	return err
+}
+
+func newErrorDoc(exit int, msg, hint string) smoke.ErrorDoc {
+	code := smoke.CodeFailed
+	if exit == cli.ExitUsage {
+		code = smoke.CodeUsage
+	}
+	return smoke.NewErrorDoc(code, msg, hint)
+}
+
+func smokeRun(opts *SmokeOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := checks.Run(ctx, opts.Options, opts.IO.Out)
+	if err != nil && opts.JSON && !cli.IsSilent(err) {
+		_ = cli.WriteJSON(opts.IO.Out, newErrorDoc(cli.ExitCode(err), err.Error(), ""))
+	}
+	return err
+}

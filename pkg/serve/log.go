@@ -1,0 +1,95 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Log writes one line per client session: for people
+//
+//	2026-11-24T07:40:01.123Z ping 10.9.0.2 ok 0.052s
+//	2026-11-24T07:40:03.456Z demo 10.9.0.2 FAILED 2.003s: <error> (hint: <hint>)
+//
+// or, for scripts, one JSON document per line.
+type Log struct {
+	mu      sync.Mutex
+	w       io.Writer
+	json    bool
+	clients int
+	failed  int
+}
+
+// NewLog logs to w.
+func NewLog(w io.Writer, asJSON bool) *Log { return &Log{w: w, json: asJSON} }
+
+// jsonEntry is one JSON line.
+type jsonEntry struct {
+	SchemaVersion int `json:"schema_version"`
+	Entry
+}
+
+// Write logs e; sessions call it concurrently.
+func (l *Log) Write(e Entry) {
+	var line []byte
+	if l.json {
+		line, _ = json.Marshal(jsonEntry{SchemaVersion: 1, Entry: e})
+		line = append(line, '\n')
+	} else {
+		line = []byte(FormatEntry(e) + "\n")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clients++
+	if !e.OK {
+		l.failed++
+	}
+	_, _ = l.w.Write(line)
+}
+
+// FormatEntry is the text form of e, without the newline.
+func FormatEntry(e Entry) string {
+	verdict := "ok"
+	if !e.OK {
+		verdict = "FAILED"
+	}
+	s := fmt.Sprintf("%s %s %s %s %ss", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Test, e.Peer, verdict,
+		strconv.FormatFloat(e.Seconds, 'f', 3, 64))
+	if e.Error != "" {
+		s += ": " + e.Error
+	}
+	if e.Hint != "" {
+		s += " (hint: " + e.Hint + ")"
+	}
+	return s
+}
+
+// Started says, on w (stderr), where the responder answers.
+func (l *Log) Started(w io.Writer, b Bound) {
+	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d and the RC demo on TCP port %d\n", b.Addr, b.CMPort, b.TCPPort)
+}
+
+// Stopped says, on w, that the responder stopped cleanly and how it went.
+func (l *Log) Stopped(w io.Writer, up time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(w, "rdmactl serve: stopped after %s: %d clients, %d failed\n", up.Round(time.Second), l.clients, l.failed)
+}
+
+// StartHint names the fix for a listener that could not start.
+func StartHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "another responder (rdmactl serve, rping -s, a demo server) already listens there: stop it, or pick other ports with --port/--tcp-port"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "-a must be an address of this host (see `ip -br addr`)"
+	case errors.Is(err, syscall.ENODEV):
+		return "no RDMA device carries that address: `rdmactl rxe add NETDEV` on its netdev, then check `rdmactl gids`"
+	}
+	return ""
+}

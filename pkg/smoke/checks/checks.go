@@ -1,0 +1,205 @@
+package checks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/demo"
+	"github.com/rdmactl/rdmactl/pkg/doctor"
+	"github.com/rdmactl/rdmactl/pkg/ping"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+	"github.com/rdmactl/rdmactl/pkg/smoke"
+)
+
+// Names of the per-peer checks, in the order they run.
+const (
+	CheckRoute = "route"
+	CheckPing  = "ping"
+	CheckDemo  = "demo"
+)
+
+// Config is what the per-peer checks need to reach the peers' responders.
+type Config struct {
+	CMPort  int // rdma_cm port of the peers' `rdmactl serve` (rping's 7174)
+	TCPPort int // TCP port of their RC demo side (19875)
+	Count   int // pings per peer
+	System  System
+	RDMA    rdma.Stack
+}
+
+// localChecks are the doctor checks that hold for every route: the
+// per-address ones (roce-gids, addr-device) are the route check's job,
+// for the peers' routes only, so an unrelated netdev without RDMA does
+// not fail the run.
+var localChecks = []string{
+	doctor.CheckModules, doctor.CheckUverbs, doctor.CheckRdmaCM, doctor.CheckProvider,
+	doctor.CheckPorts, doctor.CheckFirewall, doctor.CheckMemlock,
+}
+
+// Local returns the doctor's checks as smoke checks, gathering the facts
+// once for all of them. A doctor warning passes with its detail.
+func Local(gather func() *doctor.Facts) []smoke.Check {
+	results := sync.OnceValue(func() []doctor.Result { return doctor.RunChecks(gather(), netip.Addr{}) })
+	out := make([]smoke.Check, 0, len(localChecks))
+	for _, name := range localChecks {
+		out = append(out, smoke.Check{Name: name, Run: func(ctx context.Context, _ string) smoke.Result {
+			for _, r := range results() {
+				if r.Name == name {
+					return smoke.Result{OK: r.Status != doctor.Fail, Message: r.Detail, Hint: r.Fix}
+				}
+			}
+			return smoke.Result{Message: "the doctor has no check " + name}
+		}})
+	}
+	return out
+}
+
+// PerPeer returns the route, ping and demo checks. The route check gates
+// the others: without a RoCE port toward the peer they cannot run. Ping
+// and demo run both even when one fails: they use different transports
+// (rdma_cm, TCP) and so tell different stories.
+func PerPeer(cfg Config) []smoke.Check {
+	var mu sync.Mutex
+	routes := map[string]Route{}
+	routeOf := func(peer string) Route {
+		mu.Lock()
+		defer mu.Unlock()
+		return routes[peer]
+	}
+	return []smoke.Check{
+		{Name: CheckRoute, Gate: true, Run: func(ctx context.Context, peer string) smoke.Result {
+			r, err := cfg.System.ResolveRoute(ctx, peer)
+			if err != nil {
+				re, _ := err.(*RouteError)
+				res := smoke.Result{Message: err.Error()}
+				if re != nil {
+					res.Hint = re.Hint
+				}
+				return res
+			}
+			mu.Lock()
+			routes[peer] = r
+			mu.Unlock()
+			return smoke.Result{OK: true, Message: r.String()}
+		}},
+		{Name: CheckPing, Run: func(ctx context.Context, peer string) smoke.Result {
+			return cfg.ping(ctx, routeOf(peer))
+		}},
+		{Name: CheckDemo, Run: func(ctx context.Context, peer string) smoke.Result {
+			return cfg.demo(ctx, routeOf(peer))
+		}},
+	}
+}
+
+// remaining is what is left of ctx's deadline, for the step bounds of
+// ping and demo (at least a second, so that they try at all).
+func remaining(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return max(time.Until(d), time.Second)
+}
+
+// ping runs rping's client in-process against the peer's responder.
+func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
+	var out, errOut bytes.Buffer
+	o := &ping.Options{
+		CM: cfg.RDMA, Mode: ping.ModeClient, Addr: r.Peer.String(), Port: cfg.CMPort,
+		Count: cfg.Count, Size: ping.DefaultSize, Validate: true, JSON: true,
+		Timeout: remaining(ctx), Out: &out, ErrOut: &errOut,
+	}
+	_ = ping.Run(o)
+	var rep ping.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return smoke.Result{Message: "ping printed no report: " + firstLine(errOut.String())}
+	}
+	res := smoke.Result{OK: rep.OK && rep.Completed == cfg.Count, Hint: rep.Hint}
+	if len(rep.RTTMs) > 0 {
+		res.RTT = rttOf(rep.RTTMs)
+	}
+	switch {
+	case !rep.OK && strings.Contains(rep.Error, "RDMA_CM_EVENT_REJECTED"):
+		res.Message = rep.Error
+		res.Hint = fmt.Sprintf("nothing listens on %s port %d: is `rdmactl serve` running there (systemctl status rdmactl-serve)?", r.Peer, cfg.CMPort)
+	case !rep.OK:
+		res.Message = rep.Error
+		if line := firstLine(errOut.String()); line != "" && !strings.Contains(res.Message, line) {
+			res.Message += " (" + line + ")"
+		}
+	case rep.Completed != cfg.Count:
+		res.Message = fmt.Sprintf("%d of %d pings completed (interrupted)", rep.Completed, cfg.Count)
+	default:
+		res.Message = fmt.Sprintf("%d pings to %s port %d, data validated", rep.Completed, r.Peer, cfg.CMPort)
+	}
+	return res
+}
+
+// rttOf summarises round-trip times given in milliseconds.
+func rttOf(ms []float64) *smoke.RTT {
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	rank := func(q float64) float64 { // nearest rank, as ping's p99
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return seconds(s[min(max(i, 0), len(s)-1)])
+	}
+	var sum float64
+	for _, v := range s {
+		sum += v
+	}
+	return &smoke.RTT{Count: len(s), P50: rank(0.5), P99: rank(0.99), Max: seconds(s[len(s)-1]), Sum: seconds(sum)}
+}
+
+// seconds converts milliseconds, to the microsecond ping measures in.
+func seconds(ms float64) float64 { return math.Round(ms*1e3) / 1e6 }
+
+// demo runs the RC example's client in-process against the responder,
+// on the device and port the route check found, the GID chosen as -g auto.
+func (cfg Config) demo(ctx context.Context, r Route) smoke.Result {
+	var out, errOut bytes.Buffer
+	o := demo.Options{
+		RDMA: cfg.RDMA, Server: r.Peer.String(), Device: r.Device, IBPort: r.Port, GIDAuto: true,
+		TCPPort: cfg.TCPPort, Timeout: remaining(ctx), JSON: true,
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 2 * time.Minute // demo's own default
+	}
+	err := demo.Run(o, &out, &errOut)
+	var sum demo.Summary
+	if jerr := json.Unmarshal(out.Bytes(), &sum); jerr != nil {
+		msg := firstLine(errOut.String())
+		if err != nil {
+			msg = err.Error()
+		}
+		return smoke.Result{Message: "demo printed no report: " + msg}
+	}
+	if sum.Result != 0 {
+		hint := sum.Hint
+		if hint == "" && sum.Remote == nil {
+			hint = fmt.Sprintf("nothing answered on TCP port %d of %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), and is the port open?", cfg.TCPPort, r.Peer)
+		}
+		return smoke.Result{Message: sum.Error, Hint: hint}
+	}
+	return smoke.Result{OK: true, Message: fmt.Sprintf("SEND, RDMA read and RDMA write with %s TCP port %d over %s GID index %d",
+		r.Peer, cfg.TCPPort, r.Device, gidIndex(sum))}
+}
+
+func gidIndex(s demo.Summary) int {
+	if s.GIDIndex == nil {
+		return -1
+	}
+	return *s.GIDIndex
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

@@ -1,0 +1,164 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/doctor"
+	"github.com/rdmactl/rdmactl/pkg/serve"
+	"github.com/rdmactl/rdmactl/pkg/smoke"
+)
+
+// Options is a whole `rdmactl smoke` run.
+type Options struct {
+	Config
+	Peers       []string
+	PeersFile   string
+	JUnitFile   string
+	PromFile    string
+	Timeout     time.Duration // per check
+	Concurrency int
+	JSON        bool
+	// Gather reads the doctor's facts (doctor.Gather on a real host).
+	Gather func() *doctor.Facts
+}
+
+// Run checks the peers (or, with none, a loopback against a temporary
+// responder) and writes the reports. Its error carries the exit code: a
+// silent 1 when a check failed (the report says which), 2 for usage.
+func Run(ctx context.Context, o Options, stdout io.Writer) error {
+	peers, err := o.peers()
+	if err != nil {
+		return err
+	}
+	// The facts are gathered before the checks and outside their bound:
+	// the firewall tools alone may take seconds (doctor bounds them), and
+	// that is no verdict on any check. Gathering overlaps the loopback
+	// responder's start.
+	facts := make(chan *doctor.Facts, 1)
+	go func() { facts <- o.Gather() }()
+	if len(peers) == 0 {
+		stop, ip, err := o.loopback(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		peers = []string{ip.String()}
+	}
+	gathered := <-facts
+	rep := smoke.Run(ctx, smoke.Plan{
+		Local:       Local(func() *doctor.Facts { return gathered }),
+		PerPeer:     PerPeer(o.Config),
+		Peers:       peers,
+		Timeout:     o.Timeout,
+		Concurrency: o.Concurrency,
+	})
+	if o.JUnitFile != "" {
+		if err := writeFile(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
+			return cli.Failf("--junit: %v", err)
+		}
+	}
+	if o.PromFile != "" {
+		if err := writeFile(o.PromFile, func(w io.Writer) error { return smoke.WritePrometheus(w, rep) }); err != nil {
+			return cli.Failf("--prom: %v", err)
+		}
+	}
+	if o.JSON {
+		err = cli.WriteJSON(stdout, rep)
+	} else {
+		err = smoke.WriteTable(stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK {
+		return cli.SilentExit(cli.ExitFailed)
+	}
+	return nil
+}
+
+// peers are the PEER arguments then the --peers file's, each once.
+func (o Options) peers() ([]string, error) {
+	peers := slices.Clone(o.Peers)
+	if o.PeersFile != "" {
+		f, err := os.Open(o.PeersFile)
+		if err != nil {
+			return nil, cli.Usagef("--peers: %v", err)
+		}
+		defer f.Close()
+		more, err := smoke.ReadPeers(f, o.PeersFile)
+		if err != nil {
+			return nil, cli.Usagef("--peers: %v", err)
+		}
+		if len(more) == 0 {
+			return nil, cli.Usagef("--peers: %s lists no peer (one address or host name a line)", o.PeersFile)
+		}
+		peers = append(peers, more...)
+	}
+	seen := map[string]bool{}
+	out := peers[:0]
+	for _, p := range peers {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// loopback starts a temporary responder on the first RoCE address, on
+// free ports, and points the checks at it.
+func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err error) {
+	ip, ok := o.System.FirstRoCEAddr()
+	if !ok {
+		return nil, ip, cli.Failf("no PEER given and no ACTIVE RDMA port has a RoCE v2 GID for an IPv4 address to run a loopback on (hint: rdmactl rxe add NETDEV, then rdmactl doctor)")
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	bound := make(chan serve.Bound, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(sctx, serve.Config{
+			Addr: ip.String(), Timeout: o.Timeout, RDMA: o.RDMA, Devices: serve.SysfsDevices,
+		}, func(b serve.Bound) { bound <- b })
+	}()
+	select {
+	case b := <-bound:
+		o.CMPort, o.TCPPort = b.CMPort, b.TCPPort
+	case err := <-done:
+		cancel()
+		return nil, ip, cli.Failf("loopback responder on %s: %v", ip, err)
+	}
+	return func() { cancel(); <-done }, ip, nil
+}
+
+// writeFile replaces path whole (a temporary file renamed over it), so a
+// reader such as node_exporter never sees half a report.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

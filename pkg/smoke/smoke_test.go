@@ -1,0 +1,172 @@
+package smoke
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+)
+
+func pass(ctx context.Context, peer string) Result { return Result{OK: true} }
+
+func failWith(msg, hint string) CheckFunc {
+	return func(ctx context.Context, peer string) Result { return Result{Message: msg, Hint: hint} }
+}
+
+func TestRunGateSkipsTheRest(t *testing.T) {
+	r := Run(context.Background(), Plan{
+		Local:   []Check{{Name: "doctor", Run: pass}},
+		PerPeer: []Check{{Name: "route", Gate: true, Run: failWith("no route", "")}, {Name: "ping", Run: pass}},
+		Peers:   []string{"10.0.0.1"},
+	})
+	if r.OK || r.Peers[0].OK || !r.Local[0].OK {
+		t.Fatalf("verdicts wrong: %+v", r)
+	}
+	ping := r.Peers[0].Checks[1]
+	if !ping.Skipped || ping.OK || ping.Message != "skipped: route failed" {
+		t.Fatalf("ping after a failed gate = %+v", ping)
+	}
+}
+
+func TestRunKeepsPeerOrderAndBoundsConcurrency(t *testing.T) {
+	var running, most atomic.Int32
+	slow := func(ctx context.Context, peer string) Result {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		return Result{OK: peer != "c"}
+	}
+	peers := []string{"a", "b", "c", "d", "e"}
+	r := Run(context.Background(), Plan{PerPeer: []Check{{Name: "ping", Run: slow}}, Peers: peers, Concurrency: 2})
+	for i, p := range r.Peers {
+		if p.Peer != peers[i] {
+			t.Fatalf("peer %d = %s, want %s", i, p.Peer, peers[i])
+		}
+		if p.OK != (p.Peer != "c") {
+			t.Fatalf("peer %s ok=%v", p.Peer, p.OK)
+		}
+	}
+	if most.Load() > 2 {
+		t.Fatalf("%d checks ran at once, bound 2", most.Load())
+	}
+	if r.OK {
+		t.Fatal("report ok although peer c failed")
+	}
+}
+
+func TestRunTimesOutACheckThatHangs(t *testing.T) {
+	hang := func(ctx context.Context, peer string) Result { select {} }
+	start := time.Now()
+	r := Run(context.Background(), Plan{PerPeer: []Check{{Name: "ping", Run: hang}}, Peers: []string{"x"}, Timeout: 50 * time.Millisecond})
+	if took := time.Since(start); took > 50*time.Millisecond+checkGrace+time.Second {
+		t.Fatalf("a hanging check held the run for %v", took)
+	}
+	c := r.Peers[0].Checks[0]
+	if c.OK || !strings.HasPrefix(c.Message, "timed out after 50ms") {
+		t.Fatalf("hanging check = %+v", c)
+	}
+}
+
+func TestRunReportsContextTimeout(t *testing.T) {
+	waits := func(ctx context.Context, peer string) Result { <-ctx.Done(); return Result{} }
+	r := Run(context.Background(), Plan{PerPeer: []Check{{Name: "demo", Run: waits}}, Peers: []string{"x"}, Timeout: 10 * time.Millisecond})
+	if c := r.Peers[0].Checks[0]; c.Message != "timed out after 10ms" {
+		t.Fatalf("message = %q", c.Message)
+	}
+}
+
+func sampleReport() Report {
+	return Report{
+		Local: []Result{{Check: "doctor", OK: true, Seconds: 0.2}},
+		Peers: []PeerReport{
+			{Peer: "10.9.0.1", OK: true, Checks: []Result{
+				{Check: "route", OK: true, Seconds: 0.001},
+				{Check: "ping", OK: true, Seconds: 0.5, RTT: &RTT{Count: 10, P50: 0.0005, P99: 0.0012, Max: 0.002, Sum: 0.006}},
+			}},
+			{Peer: "10.9.0.77", Checks: []Result{
+				{Check: "route", OK: true, Seconds: 0.001},
+				{Check: "ping", Seconds: 5, Message: "timed out after 5s", Hint: "the neighbour did not answer ARP"},
+				{Check: "demo", Skipped: true, Message: "skipped: ping failed"},
+			}},
+		},
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	want := `PEER       CHECKS                        RTT p50   RTT p99   VERDICT
+(local)    doctor:ok                     -         -         ok
+10.9.0.1   route:ok ping:ok              0.500 ms  1.200 ms  ok
+10.9.0.77  route:ok ping:FAIL demo:skip  -         -         FAILED
+10.9.0.77: ping: timed out after 5s
+10.9.0.77: hint: the neighbour did not answer ARP
+1 of 2 peers passed
+`
+	if b.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteJUnitParses(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("JUnit output does not parse: %v\n%s", err, b.String())
+	}
+	if doc.Tests != 6 || doc.Failures != 1 || doc.Skipped != 1 || len(doc.Suites) != 3 {
+		t.Fatalf("counts: tests=%d failures=%d skipped=%d suites=%d", doc.Tests, doc.Failures, doc.Skipped, len(doc.Suites))
+	}
+	failed := doc.Suites[2].Cases[1]
+	if doc.Suites[2].Name != "10.9.0.77" || failed.Failure == nil || !strings.Contains(failed.Failure.Text, "hint: the neighbour") {
+		t.Fatalf("failing case = %+v", failed)
+	}
+}
+
+func TestWritePrometheusParses(t *testing.T) {
+	var b bytes.Buffer
+	if err := WritePrometheus(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("textfile does not parse: %v\n%s", err, b.String())
+	}
+	ok := fams["rdmactl_smoke_ok"]
+	if ok == nil || len(ok.Metric) != 2 || ok.Metric[0].GetGauge().GetValue() != 1 || ok.Metric[1].GetGauge().GetValue() != 0 {
+		t.Fatalf("rdmactl_smoke_ok = %v", ok)
+	}
+	rtt := fams["rdmactl_ping_rtt_seconds"]
+	if rtt == nil || len(rtt.Metric) != 1 || rtt.Metric[0].GetSummary().GetSampleCount() != 10 || len(rtt.Metric[0].GetSummary().Quantile) != 3 {
+		t.Fatalf("rdmactl_ping_rtt_seconds = %v", rtt)
+	}
+}
+
+func TestReadPeers(t *testing.T) {
+	in := "# lab\n10.9.0.1 node-a\n\n  fd09::2  # b\nnode-c.example\n"
+	got, err := ReadPeers(strings.NewReader(in), "hosts")
+	if err != nil || strings.Join(got, ",") != "10.9.0.1,fd09::2,node-c.example" {
+		t.Fatalf("ReadPeers = %v, %v", got, err)
+	}
+	_, err = ReadPeers(strings.NewReader("10.9.0.1\nbad_host!\n"), "hosts")
+	if err == nil || err.Error() != `hosts:2: "bad_host!" is not an IP address or host name (one peer per line)` {
+		t.Fatalf("bad line error = %v", err)
+	}
+}
