@@ -77,9 +77,11 @@ fuzz:
 		done; \
 	done
 
-# rdmactl against rping and the demo against itself, in one lab boot.
+# The scoreboard: rdmactl against rping, ibv_devinfo, rdma and ib_send_lat
+# in lab boots at 1 and 2 vCPUs; prints a table, writes bench/results.json.
+# BENCH_BEFORE=path/to/old/rdmactl adds an older build to the same boots.
 bench: build
-	scripts/lab.sh run -- 'scripts/bench.sh $(BIN)'
+	scripts/bench.sh $(BIN)
 
 lab: build
 	scripts/lab.sh run -- 'scripts/smoke.sh $(BIN)'

@@ -1,39 +1,256 @@
 #!/bin/bash
-# bench.sh BIN [COUNT] — time per ping iteration, rping<->rping against
-# rdmactl<->rdmactl, in the same lab boot (run by `make bench`). Each pair
-# runs ROUNDS times alternately; the best round of each is reported, since
-# under TCG the slowest rounds measure the emulator, not the tools.
-set -eu
-bin=$1
-count=${2:-2000}
-rounds=${ROUNDS:-3}
-port=7400
+# bench.sh — rdmactl's scoreboard against the tools it replaces (`make bench`).
+#
+#   scripts/bench.sh [BIN]          on the host: boots the lab at 1 vCPU and at
+#                                   2 vCPUs, runs the matrix in each boot, prints
+#                                   the table and writes bench/results.json
+#   scripts/bench.sh --guest BIN    inside a lab boot: runs the matrix once and
+#                                   prints the table plus one "BENCH {json}" line
+#                                   per measurement
+#
+# The matrix, the same every time, per boot:
+#   ping  rping<->rping against rdmactl<->rdmactl, and (BENCH_BEFORE=binary) an
+#         older rdmactl,
+#         at -S 64 and -S 65535 (rping's largest size), BENCH_COUNT iterations;
+#         time per iteration (client wall) and CPU per iteration (user+sys of
+#         client and server together), best of ROUNDS alternating rounds.
+#         Start-up and connection set-up are taken out: each round also runs
+#         the pair for 1 iteration, and per iteration is (best N-iteration run
+#         - best 1-iteration run)/(N-1), so that process start-up (seconds on
+#         a loaded host under TCG) does not swamp the pings
+#   start devinfo -v vs ibv_devinfo -v, rxe status vs rdma link show (ms/run,
+#         BENCH_RUNS runs, best of ROUNDS)
+#   rss   peak RSS (VmHWM) of a -P ping server, rdmactl's and rping's, after
+#         1 and after BENCH_CLIENTS clients (in the last boot only)
+#   floor ib_send_lat's typical latency on the same device (if installed)
+# BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix.
+# Binaries run from the guest's tmpfs. Servers are awaited with
+# `rdma res show cm_id`, never a fixed sleep.
+set -euo pipefail
 
-# pair SERVER-CMD CLIENT-CMD: prints the client's wall time in microseconds.
-pair() {
-	port=$((port + 1))
-	timeout 600 $1 -s -a 10.9.0.1 -p $port -C "$count" >/dev/null 2>&1 &
-	local spid=$!
-	for _ in $(seq 300); do
-		rdma res show cm_id 2>/dev/null | grep -q "state LISTEN.*:$port " && break
-		sleep 0.1
+count=${BENCH_COUNT:-1000}
+rounds=${ROUNDS:-3}
+clients=${BENCH_CLIENTS:-100}
+runs=${BENCH_RUNS:-10}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+host() {
+	local bin=${1:-bin/rdmactl} smp out=bench/results.json log
+	local records=() before="" commit
+	commit=$(git describe --always --dirty 2>/dev/null || echo unknown) # what was measured
+	[ -x "$bin" ] || { echo "bench: no binary $bin (make build)" >&2; exit 2; }
+	[ -n "${BENCH_BEFORE:-}" ] && before=$BENCH_BEFORE
+	mkdir -p bench
+	local smps=(${BENCH_SMP:-1 2}) rss_in
+	rss_in=${smps[-1]} # the server's memory does not depend on the vCPUs: measured once
+	for smp in "${smps[@]}"; do
+		log=$(mktemp)
+		echo "== lab boot, $smp vCPU(s)"
+		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" -- \
+			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
+			tee "$log" | grep -v '^BENCH ' || { rm -f "$log"; echo "bench: the lab run at --smp $smp failed" >&2; exit 1; }
+		while IFS= read -r l; do records+=("${l#BENCH }"); done < <(grep '^BENCH ' "$log")
+		rm -f "$log"
 	done
-	local t0 t1
-	t0=$(date +%s%N)
-	timeout 600 $2 -c -a 10.9.0.1 -p $port -C "$count" >/dev/null 2>&1 || { echo "bench: $2 failed" >&2; exit 1; }
-	t1=$(date +%s%N)
-	wait $spid || true
-	echo $(((t1 - t0) / 1000))
+	{
+		printf '{\n  "machine": {"host": "%s", "cpu": "%s", "host_cpus": %d, "kernel": "%s", "lab": "qemu TCG, Debian stock kernel, rdma_rxe"},\n' \
+			"$(hostname)" "$(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -1)" "$(nproc)" "$(uname -r)"
+		printf '  "commit": "%s",\n  "date": "%s",\n  "iterations": %d,\n  "rounds": %d,\n  "results": [\n' \
+			"$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$count" "$rounds"
+		local i
+		for i in "${!records[@]}"; do
+			printf '    %s%s\n' "${records[$i]}" "$([ "$i" -lt $((${#records[@]} - 1)) ] && echo ,)"
+		done
+		printf '  ]\n}\n'
+	} >"$out"
+	jq . "$out" >/dev/null || { echo "bench: $out is not valid JSON" >&2; exit 1; }
+	echo "wrote $out"
 }
 
-best_rping=0 best_ours=0
-for r in $(seq "$rounds"); do
-	a=$(pair rping rping)
-	b=$(pair "$bin ping" "$bin ping")
-	printf 'round %d: rping %d us, rdmactl %d us for %d iterations\n' "$r" "$a" "$b" "$count"
-	{ [ "$best_rping" -eq 0 ] || [ "$a" -lt "$best_rping" ]; } && best_rping=$a
-	{ [ "$best_ours" -eq 0 ] || [ "$b" -lt "$best_ours" ]; } && best_ours=$b
-done
-awk -v a="$best_rping" -v b="$best_ours" -v n="$count" 'BEGIN {
-	printf "per iteration (best of rounds): rping %.1f us, rdmactl %.1f us, ratio rdmactl/rping %.2f\n", a/n, b/n, b/a
-}'
+# ---- inside the guest ----
+
+port=7400
+smp=$(nproc)
+
+# stage copies a program to the tmpfs and prints its new path.
+stage() {
+	local dst=/tmp/bench/$(basename "$1")
+	[ -e "$dst" ] || cp "$(command -v "$1")" "$dst"
+	echo "$dst"
+}
+
+# listening PORT: true once an rdma_cm id listens on PORT.
+wait_listen() {
+	local i
+	for i in $(seq 2000); do
+		rdma res show cm_id 2>/dev/null | grep -q "state LISTEN.*:$1 " && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+	done
+	return 1
+}
+
+# pair SIZE SERVER CLIENT [COUNT]: runs one ping pair; prints "wall_us cpu_us"
+# (client wall time; CPU of both processes).
+pair() {
+	local size=$1 server=$2 client=$3 count=${4:-$count}
+	port=$((port + 1))
+	$TIME -f '%e %U %S' -o /tmp/bench/srv.t $server -s -a 10.9.0.1 -p $port -C "$count" -S "$size" >/dev/null 2>&1 &
+	local spid=$!
+	wait_listen $port $spid || { echo "bench: $server did not listen" >&2; exit 1; }
+	local t0 t1
+	t0=$(date +%s%N)
+	$TIME -f '%e %U %S' -o /tmp/bench/cli.t $client -c -a 10.9.0.1 -p $port -C "$count" -S "$size" >/dev/null 2>&1 ||
+		{ echo "bench: $client failed" >&2; exit 1; }
+	t1=$(date +%s%N)
+	wait $spid || true
+	awk -v w=$(((t1 - t0) / 1000)) '{ cpu += ($2 + $3) * 1e6 } END { printf "%d %d\n", w, cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
+}
+
+# per_run MS_COMMAND N: wall milliseconds per run of a command, best of rounds.
+per_run() {
+	local cmd=$1 n=$2 best=0 r t0 t1 us
+	for r in $(seq "$rounds"); do
+		t0=$(date +%s%N)
+		for _ in $(seq "$n"); do $cmd >/dev/null 2>&1 || true; done
+		t1=$(date +%s%N)
+		us=$(((t1 - t0) / 1000 / n))
+		{ [ "$best" -eq 0 ] || [ "$us" -lt "$best" ]; } && best=$us
+	done
+	echo "$best"
+}
+
+# least A B: the smaller number; B when A is empty.
+least() { if [ -z "$1" ] || [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi; }
+
+record() { echo "BENCH {\"vcpus\": $smp, $1}"; }
+
+# rss SERVER-CMD CLIENT-CMD NAME: VmHWM/VmRSS/threads of a -P server after
+# 1 and after $clients clients of 10 pings each.
+rss() {
+	local server=$1 client=$2 name=$3
+	port=$((port + 1))
+	$server -s -P -a 10.9.0.1 -p $port >/dev/null 2>&1 &
+	local spid=$! i hwm1=0 rss1=0 thr1=0
+	wait_listen $port $spid || { echo "bench: $name server did not listen" >&2; exit 1; }
+	for i in $(seq "$clients"); do
+		$client -c -a 10.9.0.1 -p $port -C 10 >/dev/null 2>&1 || { echo "bench: $name client $i failed" >&2; break; }
+		if [ "$i" -eq 1 ]; then
+			read -r hwm1 rss1 thr1 <<<"$(proc_mem $spid)"
+		fi
+	done
+	local hwm rss thr
+	read -r hwm rss thr <<<"$(proc_mem $spid)"
+	[ -n "$hwm" ] || { echo "bench: the $name server died after $i clients" >&2; exit 1; }
+	kill $spid 2>/dev/null || true
+	wait $spid 2>/dev/null || true
+	printf '%-22s peak RSS %6.1f MB after 1 client, %6.1f MB after %d (RSS %.1f MB, threads %d -> %d)\n' \
+		"$name" "$(kb_mb "$hwm1")" "$(kb_mb "$hwm")" "$clients" "$(kb_mb "$rss")" "$thr1" "$thr"
+	record "\"test\": \"server-rss\", \"tool\": \"$name\", \"clients\": $clients, \"peak_rss_kb_1\": $hwm1, \"peak_rss_kb\": $hwm, \"rss_kb\": $rss, \"threads_1\": $thr1, \"threads\": $thr"
+}
+proc_mem() { awk '/^VmHWM/{h=$2} /^VmRSS/{r=$2} /^Threads/{t=$2} END{print h, r, t}' /proc/$1/status; }
+kb_mb() { awk -v k="$1" 'BEGIN{printf "%.1f", k/1024}'; }
+
+guest() {
+	local bin=$1
+	mkdir -p /tmp/bench
+	TIME=$(stage /usr/bin/time)
+	local ours rping before=""
+	ours=$(stage "$bin")
+	rping=$(stage rping)
+	if [ -n "${BENCH_BEFORE:-}" ]; then
+		before=/tmp/bench/before
+		cp "$BENCH_BEFORE" "$before"
+	fi
+	echo "## $smp vCPU(s), $count iterations, best of $rounds alternating rounds, binaries on tmpfs"
+
+	local parts=" ${BENCH_PARTS:-ping startup rss floor} "
+	local variants=("rping|$rping|$rping" "rdmactl|$ours ping|$ours ping")
+	[ -n "$before" ] && variants+=("rdmactl before|$before ping|$before ping")
+	local size v r name s c wall cpu wall1 cpu1 rw rc
+	for size in 64 65535; do
+		[[ $parts == *" ping "* ]] || break
+		declare -A bw=() bc=() bw1=() bc1=()
+		for r in $(seq "$rounds"); do
+			for v in "${variants[@]}"; do
+				IFS='|' read -r name s c <<<"$v"
+				read -r wall cpu <<<"$(pair "$size" "$s" "$c")"
+				read -r wall1 cpu1 <<<"$(pair "$size" "$s" "$c" 1)"
+				bw[$name]=$(least "${bw[$name]:-}" "$wall") bc[$name]=$(least "${bc[$name]:-}" "$cpu")
+				bw1[$name]=$(least "${bw1[$name]:-}" "$wall1") bc1[$name]=$(least "${bc1[$name]:-}" "$cpu1")
+			done
+		done
+		# per iteration: (best N-iteration run - best 1-iteration run)/(N-1),
+		# scaled to N iterations for the lines below
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name s c <<<"$v"
+			bw[$name]=$(((bw[$name] - bw1[$name]) * count / (count - 1)))
+			bc[$name]=$(((bc[$name] - bc1[$name]) * count / (count - 1)))
+		done
+		local rw=${bw[rping]} rc=${bc[rping]}
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name s c <<<"$v"
+			awk -v n="$name" -v z="$size" -v w="${bw[$name]}" -v c="${bc[$name]}" -v rw="$rw" -v rc="$rc" -v k="$count" 'BEGIN {
+				printf "ping -S %-5d %-30s %8.1f us/iter (%.2fx rping)   cpu %8.1f us/iter (%.2fx rping)\n", z, n, w/k, w/rw, c/k, c/rc }'
+			record "$(awk -v n="$name" -v z="$size" -v w="${bw[$name]}" -v c="${bc[$name]}" -v rw="$rw" -v rc="$rc" -v k="$count" 'BEGIN {
+				printf "\"test\": \"ping\", \"tool\": \"%s\", \"size\": %d, \"iterations\": %d, \"time_per_iter_us\": %.1f, \"cpu_per_iter_us\": %.1f, \"time_vs_rping\": %.3f, \"cpu_vs_rping\": %.3f", n, z, k, w/k, c/k, w/rw, c/rc }')"
+		done
+		unset bw bc bw1 bc1
+	done
+
+	local ibv rdma_ t_ours t_ref
+	ibv=$(stage ibv_devinfo)
+	rdma_=$(stage rdma)
+	for v in "devinfo -v|$ours devinfo -v|$ibv -v" "rxe status|$ours rxe status|$rdma_ link show"; do
+		[[ $parts == *" startup "* ]] || break
+		IFS='|' read -r name s c <<<"$v"
+		t_ours=$(per_run "$s" "$runs")
+		t_ref=$(per_run "$c" "$runs")
+		awk -v n="$name" -v a="$t_ours" -v b="$t_ref" -v r="${c#/tmp/bench/}" 'BEGIN {
+			printf "%-12s rdmactl %7.2f ms/run, %s %7.2f ms/run (%.2fx)\n", n, a/1000, r, b/1000, a/b }'
+		record "\"test\": \"startup\", \"command\": \"$name\", \"rdmactl_ms\": $(awk -v a="$t_ours" 'BEGIN{print a/1000}'), \"reference\": \"${c#/tmp/bench/}\", \"reference_ms\": $(awk -v b="$t_ref" 'BEGIN{print b/1000}')"
+	done
+
+	if [ -n "${BENCH_RSS:-}" ] && [[ $parts == *" rss "* ]]; then
+		rss "$ours ping" "$ours ping" "rdmactl ping -s -P"
+		[ -n "$before" ] && rss "$before ping" "$before ping" "rdmactl before ping -s -P"
+		rss "$rping" "$rping" "rping -s -P"
+	fi
+
+	if [[ $parts != *" floor "* ]]; then
+		:
+	elif command -v ib_send_lat >/dev/null; then
+		local lat gid
+		lat=$(stage ib_send_lat)
+		gid=$(rdma_gid_index)
+		port=$((port + 1))
+		$lat -R -d rxe0 -x "$gid" -n "$count" -p $port >/dev/null 2>&1 &
+		local spid=$!
+		if wait_listen $port $spid; then
+			local typ
+			typ=$($lat -R -d rxe0 -x "$gid" -n "$count" -p $port 10.9.0.1 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 6 { print $5 }' | tail -1)
+			wait $spid || true
+			printf 'floor        ib_send_lat t_typical %s us (2 bytes, busy-polling, -n %d)\n' "${typ:-?}" "$count"
+			[ -n "$typ" ] && record "\"test\": \"floor\", \"tool\": \"ib_send_lat\", \"t_typical_us\": $typ"
+		else
+			echo "floor        ib_send_lat did not listen; skipped"
+			kill $spid 2>/dev/null || true
+		fi
+	else
+		echo "floor        ib_send_lat not installed (apt-get install perftest)"
+	fi
+}
+
+# rdma_gid_index is rxe0's GID index of 10.9.0.1 (RoCE v2).
+rdma_gid_index() {
+	local d=/sys/class/infiniband/rxe0/ports/1 i
+	for i in $(seq 0 15); do
+		[ "$(cat $d/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] || continue
+		grep -q '0000:0000:0000:0000:0000:ffff:0a09:0001' $d/gids/$i 2>/dev/null && { echo "$i"; return; }
+	done
+	echo 1
+}
+
+case ${1:-} in
+--guest) guest "$2" ;;
+*) host "$@" ;;
+esac
