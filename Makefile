@@ -47,7 +47,8 @@ install-files:
 	$(BIN) completion zsh >$(DESTDIR)$(ZSHDIR)/_rdmactl
 	$(BIN) completion fish >$(DESTDIR)$(FISHDIR)/rdmactl.fish
 	sed 's|@BINDIR@|$(BINDIR)|g' packaging/rdmactl-rxe.service >$(DESTDIR)$(UNITDIR)/rdmactl-rxe.service
-	chmod 0644 $(DESTDIR)$(BASHDIR)/rdmactl $(DESTDIR)$(ZSHDIR)/_rdmactl $(DESTDIR)$(FISHDIR)/rdmactl.fish $(DESTDIR)$(UNITDIR)/rdmactl-rxe.service
+	sed 's|@BINDIR@|$(BINDIR)|g' packaging/rdmactl-serve.service >$(DESTDIR)$(UNITDIR)/rdmactl-serve.service
+	chmod 0644 $(DESTDIR)$(BASHDIR)/rdmactl $(DESTDIR)$(ZSHDIR)/_rdmactl $(DESTDIR)$(FISHDIR)/rdmactl.fish $(DESTDIR)$(UNITDIR)/rdmactl-rxe.service $(DESTDIR)$(UNITDIR)/rdmactl-serve.service
 
 # A Debian package in dist/, built by dpkg-deb from packaging/deb/control.
 deb: build

@@ -50,6 +50,7 @@ func TestSingleInstallDeb(t *testing.T) {
 		"/usr/share/zsh/site-functions/_rdmactl",
 		"/usr/share/fish/vendor_completions.d/rdmactl.fish",
 		"/usr/lib/systemd/system/rdmactl-rxe.service",
+		"/usr/lib/systemd/system/rdmactl-serve.service",
 		"/usr/share/doc/rdmactl/copyright",
 	} {
 		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
