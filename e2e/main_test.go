@@ -21,8 +21,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rdmactl is the binary under test, built by the host side of TestMain.
@@ -80,6 +82,10 @@ func runInLab() int {
 	}
 	var passed, failed int
 	status := 0
+	// One topology's tests under emulation: the single VM's take about
+	// twenty minutes on a quiet 2-core machine (the .deb install, serve
+	// under load and the smoke session are the long ones).
+	const labTimeout = 45 * time.Minute
 	for _, mode := range labModes {
 		if len(modes) > 0 && !modes[mode.name] {
 			continue
@@ -95,8 +101,8 @@ func runInLab() int {
 				continue // no test of this topology matches: do not boot it
 			}
 		}
-		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=20m -test.run '%s'", bin, self, pattern)
-		args := append([]string{"run"}, mode.args...)
+		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=%s -test.run '%s'", bin, self, labTimeout, pattern)
+		args := append([]string{"run", "--timeout", strconv.Itoa(int(labTimeout.Seconds()) + 60)}, mode.args...)
 		args = append(args, "--", inner)
 		fmt.Printf("=== lab %s: scripts/lab.sh %s\n", mode.name, strings.Join(args, " "))
 		cmd := exec.Command(filepath.Join(repo, "scripts", "lab.sh"), args...)
