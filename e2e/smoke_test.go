@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/ping"
 )
 
@@ -261,7 +262,7 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	// emulation. The real rping is the client in the tests above.
 	ping1 := func() error {
 		var out, errOut bytes.Buffer
-		o := &ping.Options{Mode: ping.ModeClient, Addr: "10.9.0.1", Port: cmPort, Count: 1, Size: ping.DefaultSize,
+		o := &ping.Options{CM: cgoverbs.Stack{}, Mode: ping.ModeClient, Addr: "10.9.0.1", Port: cmPort, Count: 1, Size: ping.DefaultSize,
 			Validate: true, Timeout: 30 * time.Second, Out: &out, ErrOut: &errOut}
 		if err := ping.Run(o); err != nil {
 			return fmt.Errorf("%v: %s%s", err, out.String(), errOut.String())
