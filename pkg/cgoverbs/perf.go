@@ -218,4 +218,3 @@ func (b *Buffer) SpinByte(off int, want byte, timeout time.Duration, yield bool)
 	}
 	return nil
 }
-
