@@ -15,6 +15,7 @@ package e2e
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -85,8 +86,12 @@ func runInLab() int {
 			continue
 		}
 		pattern := "^" + mode.prefix
-		if extra := os.Getenv("E2E_RUN"); extra != "" {
+		extra := labFilter()
+		if extra != "" {
 			pattern += ".*(?:" + extra + ")"
+			if !hasTests(self, pattern) {
+				continue // a filtered run boots only the topologies it needs
+			}
 		}
 		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=20m -test.run '%s'", bin, self, pattern)
 		args := append([]string{"run"}, mode.args...)
@@ -120,6 +125,27 @@ func runInLab() int {
 		status = 1
 	}
 	return status
+}
+
+// labFilter is E2E_RUN, or else the host's own -run: `go test -run Perf`
+// runs the Perf tests of every topology that has some.
+func labFilter() string {
+	if extra := os.Getenv("E2E_RUN"); extra != "" {
+		return extra
+	}
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// hasTests lists, without the lab, whether any test matches pattern.
+func hasTests(self, pattern string) bool {
+	cmd := exec.Command(self, "-test.list", pattern)
+	cmd.Env = append(os.Environ(), "LAB_ROLE=list", "RDMACTL_BIN=none")
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) != ""
 }
 
 var resultLine = regexp.MustCompile(`^\s*--- (PASS|FAIL): `)

@@ -115,11 +115,11 @@ func (s *session) openDevice(v Verbs) error {
 	s.gidIdx = s.r.GIDIndex
 	if s.gidIdx >= 0 {
 		gid, err := s.dev.GID(s.r.IBPort, s.gidIdx)
-		if err != nil {
-			return fmt.Errorf("%s port %d GID index %d: %w", s.dev.Name(), s.r.IBPort, s.gidIdx, err)
+		if err == nil && gid == ([16]byte{}) {
+			err = errors.New("the entry is empty")
 		}
-		if gid == ([16]byte{}) {
-			return hinted(fmt.Errorf("-x %d: GID index %d of %s port %d is empty", s.gidIdx, s.gidIdx, s.dev.Name(), s.r.IBPort),
+		if err != nil {
+			return hinted(fmt.Errorf("-x %d: GID index %d of %s port %d: %v", s.gidIdx, s.gidIdx, s.dev.Name(), s.r.IBPort, err),
 				"list the GIDs with 'rdmactl gids' or use -x auto")
 		}
 	}
