@@ -120,6 +120,11 @@ func (s *session) runSendBW() error {
 			}
 		}
 		WriteBWRow(s.out, rep)
+		if s.r.All { // ib_send_bw -a syncs after every size
+			if err := s.sync(); err != nil {
+				return err
+			}
+		}
 	}
 	WriteResultLine(s.out)
 	if err := s.oob.Close(s.local); err != nil {
