@@ -161,7 +161,7 @@ func TestTwoHostsPerfWriteBW(t *testing.T) {
 		cli := remote(t, 4*time.Minute, "timeout 230 "+shellJoin(append(append([]string{cn}, ca...), "10.9.1.1")))
 		return s.wait(t), cli
 	}
-	args := []string{"-d", "rxe0", "-x", "1", "-n", "300"}
+	args := []string{"-d", "rxe0", "-x", "1", "-n", "100"}
 	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 		t.Run(roles[0]+"-server-on-A", func(t *testing.T) {
 			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cross, args...)
