@@ -46,6 +46,7 @@ func singlePair(t *testing.T) func(string, []string, string, []string) (result, 
 		s := start(t, 4*time.Minute, sn, sa...)
 		waitTCPListen(t, perfPort)
 		cli := run(t, 4*time.Minute, cn, append(ca, "10.9.0.1")...)
+		logFailure(t, "client", cli)
 		return s.wait(t), cli
 	}
 }
@@ -55,6 +56,14 @@ var (
 	// perftest's t_stdev reads -nan when its int arithmetic overflows.
 	latRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)(?:\s+(?:\d+\.\d\d|-?nan)){7}$`)
 )
+
+// logFailure shows a failed client before the server is waited for: a
+// server stuck in perftest's endless polling would hide it otherwise.
+func logFailure(t *testing.T, side string, r result) {
+	if r.Code != 0 {
+		t.Logf("%s exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
+	}
+}
 
 // checkPerf asserts that both sides exited 0 and printed perftest's table,
 // and, for write_bw and read_bw, that the server printed the client's row.
@@ -134,18 +143,23 @@ func TestSinglePerfHints(t *testing.T) {
 	}
 }
 
-// TestSinglePerfJSON: --json carries the numbers and the CPU per iteration.
+// TestSinglePerfJSON: --json carries the numbers and the CPU per iteration;
+// -x auto (given last, it overrides -x 1) picks perftest's GID.
 func TestSinglePerfJSON(t *testing.T) {
 	requireRole(t, "single")
 	srv, cli := perfPair(t, "send_lat", "perftest", "rdmactl", func(sn string, sa []string, cn string, ca []string) (result, result) {
 		s := start(t, 4*time.Minute, sn, sa...)
 		waitTCPListen(t, perfPort)
-		return s.wait(t), run(t, 4*time.Minute, cn, append(append([]string{"--json"}, ca...), "10.9.0.1")...)
+		// rdmactl finds the GID of 10.9.0.1 itself: the index perftest was given.
+		ca = append(append([]string{}, ca...), "-x", "auto", "--json", "10.9.0.1")
+		cli := run(t, 4*time.Minute, cn, ca...)
+		logFailure(t, "client", cli)
+		return s.wait(t), cli
 	}, "-d", "rxe0", "-x", "1", "-n", "200")
 	if srv.Code != 0 || cli.Code != 0 {
 		t.Fatalf("server %+v\nclient %+v", srv, cli)
 	}
-	for _, want := range []string{`"t_typical_usec"`, `"usec_per_iteration"`, `"test": "send_lat"`, `"iterations": 200`} {
+	for _, want := range []string{`"t_typical_usec"`, `"usec_per_iteration"`, `"test": "send_lat"`, `"iterations": 200`, `"gid_index": 1,`} {
 		if !strings.Contains(cli.Stdout, want) {
 			t.Errorf("--json lacks %s:\n%s", want, cli.Stdout)
 		}
