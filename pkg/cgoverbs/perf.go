@@ -133,6 +133,67 @@ static int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms,
 			sched_yield();
 	}
 }
+
+static int64_t pf_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// pf_stream is a whole bandwidth run in one call, so that no scheduler
+// sits between a completion and the next post: keep tx_depth requests in
+// flight until iters have completed, stamping posted[i] and, for each
+// signalled request, completed[i] (CLOCK_MONOTONIC ns). Returns the number
+// completed; on a failed completion -1 with *bad_status set, -2 when
+// idle_ms passed without a completion, -3 - errno when posting failed.
+static int64_t pf_stream(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_list *l, int64_t iters,
+			 int tx_depth, int cq_mod, int64_t *posted, int64_t *completed, int idle_ms,
+			 uint32_t *bad_status, uint32_t *bad_vendor) {
+	struct ibv_wc wc[PF_POLL_MAX];
+	int64_t scnt = 0, ccnt = 0;
+	int64_t deadline = pf_now_ns() + (int64_t)idle_ms * 1000000;
+	unsigned spins = 0;
+	while (ccnt < iters) {
+		while (scnt < iters && scnt - ccnt < tx_depth) {
+			int64_t n = iters - scnt;
+			if (n > tx_depth - (scnt - ccnt))
+				n = tx_depth - (scnt - ccnt);
+			if (n > l->cap)
+				n = l->cap;
+			int64_t t = pf_now_ns();
+			for (int64_t k = scnt; k < scnt + n; k++)
+				posted[k] = t;
+			int rc = pf_post(qp, l, scnt, (int)n, cq_mod, iters);
+			if (rc)
+				return -3 - rc;
+			scnt += n;
+		}
+		int ne = ibv_poll_cq(cq, PF_POLL_MAX, wc);
+		if (ne < 0)
+			return -3 - EIO;
+		if (ne == 0) {
+			if ((++spins & 0xffff) == 0 && pf_now_ns() > deadline)
+				return -2;
+			continue;
+		}
+		int64_t t = pf_now_ns();
+		deadline = t + (int64_t)idle_ms * 1000000;
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				*bad_status = wc[i].status;
+				*bad_vendor = wc[i].vendor_err;
+				return -1;
+			}
+			int64_t id = (int64_t)wc[i].wr_id;
+			if (id >= 0 && id < iters) {
+				completed[id] = t;
+				if (id + 1 > ccnt)
+					ccnt = id + 1;
+			}
+		}
+	}
+	return ccnt;
+}
 */
 import "C"
 
@@ -170,6 +231,29 @@ func (s *SendList) Post(qp *QP, first uint64, n, cqMod int, total uint64) error 
 		return rdma.Errorf("ibv_post_send", syscall.Errno(rc))
 	}
 	return nil
+}
+
+// StreamRun is Stream in one cgo call: it keeps txDepth requests of the
+// list in flight on qp until len(posted) have completed on cq, stamping
+// posted[i] and, for signalled requests, completed[i] with CLOCK_MONOTONIC
+// nanoseconds. idle bounds the wait for any completion.
+func (s *SendList) StreamRun(qp *QP, cq *CQ, txDepth, cqMod int, posted, completed []int64, idle time.Duration) (int, error) {
+	if len(posted) == 0 || len(completed) < len(posted) {
+		return 0, fmt.Errorf("stream of %d with %d completion slots", len(posted), len(completed))
+	}
+	var st, vendor C.uint32_t
+	rc := int64(C.pf_stream(qp.qp, cq.cq, s.l, C.int64_t(len(posted)), C.int(txDepth), C.int(cqMod),
+		(*C.int64_t)(unsafe.Pointer(&posted[0])), (*C.int64_t)(unsafe.Pointer(&completed[0])),
+		timeoutMillis(idle), &st, &vendor))
+	switch {
+	case rc >= 0:
+		return int(rc), nil
+	case rc == -1:
+		return 0, &rdma.WCError{Status: rdma.WCStatus(st), VendorErr: uint32(vendor)}
+	case rc == -2:
+		return 0, ErrTimeout
+	}
+	return 0, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc))
 }
 
 // Close frees the chain.
