@@ -53,8 +53,9 @@ func singlePair(t *testing.T) func(string, []string, string, []string) (result, 
 
 var (
 	bwRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+\.\d\d)\s+\t\t   (\d+\.\d{6})$`)
-	// perftest's t_stdev reads -nan when its int arithmetic overflows.
-	latRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)(?:\s+(?:\d+\.\d\d|-?nan)){7}$`)
+	// perftest's t_stdev reads -nan when its int arithmetic overflows; its
+	// last column is padded to 7 characters.
+	latRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)(?:\s+(?:\d+\.\d\d|-?nan)){7} *$`)
 )
 
 // logFailure shows a failed client before the server is waited for: a
