@@ -32,7 +32,9 @@ func perfPair(t *testing.T, test, server, client string, run func(srvName string
 		sn, sa := perfSide(server, test, common)
 		cn, ca := perfSide(client, test, common)
 		srv, cli = run(sn, sa, cn, ca)
-		if !strings.Contains(srv.Stderr+cli.Stderr, "Can't produce a report") {
+		// Or its clock reads zero MHz and every latency comes out "inf".
+		if !strings.Contains(srv.Stderr+cli.Stderr, "Can't produce a report") &&
+			!(strings.Contains(srv.Stdout+cli.Stdout, " inf ") && (server == "perftest" || client == "perftest")) {
 			break
 		}
 		t.Logf("perftest's clock sampling failed under emulation; running %s again", test)
