@@ -15,6 +15,7 @@ package e2e
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -91,10 +92,7 @@ func runInLab() int {
 			continue
 		}
 		pattern := "^" + mode.prefix
-		extra := os.Getenv("E2E_RUN")
-		if extra == "" {
-			extra = runFlag() // go test -run narrows too
-		}
+		extra := labFilter()
 		if extra != "" {
 			pattern += ".*(?:" + extra + ")"
 			if !hasTests(self, pattern) {
@@ -135,6 +133,19 @@ func runInLab() int {
 	return status
 }
 
+// labFilter is E2E_RUN, or else the host's own -run: `go test -run Perf`
+// runs the Perf tests of every topology that has some.
+func labFilter() string {
+	if extra := os.Getenv("E2E_RUN"); extra != "" {
+		return extra
+	}
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
 var resultLine = regexp.MustCompile(`^\s*--- (PASS|FAIL): `)
 
 // countResults copies the inner test output and counts top-level and
@@ -155,16 +166,6 @@ func countResults(r io.Reader, w io.Writer) (passed, failed int, ran bool) {
 		}
 	}
 	return passed, failed, ran
-}
-
-// runFlag is the -run pattern `go test` passed to this (host-side) binary.
-func runFlag() string {
-	for _, a := range os.Args[1:] {
-		if v, ok := strings.CutPrefix(a, "-test.run="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // hasTests reports whether pattern selects any test of this binary.

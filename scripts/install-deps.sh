@@ -24,6 +24,7 @@ check cmd qemu-system-x86_64 qemu-system-x86
 check cmd cpio cpio
 check cmd depmod kmod
 check cmd rping rdmacm-utils
+check cmd ib_write_bw perftest
 check cmd ibv_devinfo ibverbs-utils
 check cmd rdma iproute2
 check cmd iptables iptables

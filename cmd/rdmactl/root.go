@@ -49,6 +49,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdGids(f, nil),
 		newCmdPing(f, nil),
 		newCmdDemo(f, nil),
+		newCmdPerf(f, nil),
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
 		newCmdVersion(f),

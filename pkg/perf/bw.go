@@ -1,0 +1,134 @@
+package perf
+
+// The bandwidth tests' flows: the order of handshakes, prints and runs of
+// perftest's write_bw.c, read_bw.c and send_bw.c for one QP, one direction.
+
+// runRDMABW is write_bw and read_bw: the client moves the data, the
+// server's CPU stays out of it and prints the client's report at the end.
+func (s *session) runRDMABW() error {
+	if err := s.swapKeys(); err != nil {
+		return err
+	}
+	if err := s.connectQP(); err != nil {
+		return err
+	}
+	s.printLocal()
+	if err := s.printRemote(); err != nil {
+		return err
+	}
+	if err := s.sync(); err != nil { // after RTR
+		return err
+	}
+	WriteBWTableHead(s.out, s.r.Gbits)
+	if s.r.Server == "" {
+		if err := s.sync(); err != nil { // the client is done
+			return err
+		}
+		rep, err := s.oob.Reports(BWReport{})
+		if err != nil {
+			return s.peerErr(err)
+		}
+		WriteBWRow(s.out, rep)
+		s.result.addBW(rep)
+		if err := s.oob.Close(s.local); err != nil {
+			return s.peerErr(err)
+		}
+		WriteResultLine(s.out)
+		return nil
+	}
+	var last BWReport
+	for _, size := range s.r.Sizes {
+		rep, err := s.stream(size)
+		if err != nil {
+			return err
+		}
+		WriteBWRow(s.out, rep)
+		last = rep
+	}
+	WriteResultLine(s.out)
+	if err := s.sync(); err != nil {
+		return err
+	}
+	if _, err := s.oob.Reports(last); err != nil {
+		return s.peerErr(err)
+	}
+	if err := s.oob.Close(s.local); err != nil {
+		return s.peerErr(err)
+	}
+	return nil
+}
+
+// stream runs one size of a bandwidth test's active side.
+func (s *session) stream(size int) (BWReport, error) {
+	cpu := startCPU()
+	t, err := s.ep.Stream(Stream{
+		Test: s.r.Test, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
+		RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey, Duration: s.r.Duration,
+	})
+	if err != nil {
+		return BWReport{}, s.dataErr(err)
+	}
+	t.Gbits, t.NoPeak = s.r.Gbits, t.NoPeak || s.r.NoPeak
+	rep := t.Report()
+	s.result.addBW(rep)
+	s.result.addCPU(cpu.since(), rep.Iters)
+	return rep, nil
+}
+
+// runSendBW is send_bw: the server posts receives and counts arrivals;
+// each side prints its own numbers.
+func (s *session) runSendBW() error {
+	if err := s.swapKeys(); err != nil {
+		return err
+	}
+	if err := s.connectQP(); err != nil {
+		return err
+	}
+	if err := s.sync(); err != nil {
+		return err
+	}
+	s.printLocal()
+	if err := s.printRemote(); err != nil {
+		return err
+	}
+	WriteBWTableHead(s.out, s.r.Gbits)
+	server := s.r.Server == ""
+	for _, size := range s.r.Sizes {
+		if server {
+			if err := s.ep.PostRecvs(s.r.RxDepth, s.r.BufSize, size); err != nil {
+				return err
+			}
+		}
+		if err := s.sync(); err != nil { // receives are posted
+			return err
+		}
+		var rep BWReport
+		if server {
+			cpu := startCPU()
+			t, err := s.ep.Receive(s.r.Iters, size, s.r.BufSize, s.r.RxDepth, s.r.Timeout)
+			if err != nil {
+				return s.dataErr(err)
+			}
+			t.Gbits, t.NoPeak = s.r.Gbits, true
+			rep = t.Report()
+			s.result.addBW(rep)
+			s.result.addCPU(cpu.since(), rep.Iters)
+		} else {
+			var err error
+			if rep, err = s.stream(size); err != nil {
+				return err
+			}
+		}
+		WriteBWRow(s.out, rep)
+		if s.r.All { // ib_send_bw -a syncs after every size
+			if err := s.sync(); err != nil {
+				return err
+			}
+		}
+	}
+	WriteResultLine(s.out)
+	if err := s.oob.Close(s.local); err != nil {
+		return s.peerErr(err)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package perf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Version is the perftest version rdmactl speaks: the one Debian ships
+// (perftest 4.5+0.17 prints "Version: 6.06"). Peers compare it with
+// atof(), so only the leading number matters.
+const Version = "6.06"
+
+// versionLen is the size of perftest's version field (MAX_VERSION).
+const versionLen = 16
+
+// OOB is the out-of-band TCP channel of a perftest run. Every exchange is
+// symmetric: the client writes its part and then reads the server's, the
+// server reads first and then writes, so neither side ever blocks the
+// other's write.
+type OOB struct {
+	conn    net.Conn
+	client  bool
+	withGID bool
+	timeout time.Duration
+	// PeerVersion is the peer's version string, set by Versions.
+	PeerVersion string
+}
+
+// NewOOB wraps an established connection. withGID selects the GID form of
+// the QP record; both sides use it when they run with -x.
+func NewOOB(conn net.Conn, client, withGID bool, timeout time.Duration) *OOB {
+	return &OOB{conn: conn, client: client, withGID: withGID, timeout: timeout}
+}
+
+// ErrPeerClosed means the peer closed the TCP connection mid-exchange.
+var ErrPeerClosed = errors.New("the peer closed the connection")
+
+// exchange sends mine and returns the peer's record of the same size.
+func (o *OOB) exchange(mine []byte) ([]byte, error) {
+	theirs := make([]byte, len(mine))
+	if o.timeout > 0 {
+		o.conn.SetDeadline(time.Now().Add(o.timeout))
+	}
+	write := func() error { _, err := o.conn.Write(mine); return err }
+	read := func() error {
+		_, err := io.ReadFull(o.conn, theirs)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return ErrPeerClosed
+		}
+		return err
+	}
+	first, second := read, write
+	if o.client {
+		first, second = write, read
+	}
+	if err := first(); err != nil {
+		return nil, err
+	}
+	if err := second(); err != nil {
+		return nil, err
+	}
+	return theirs, nil
+}
+
+// Versions swaps version strings and refuses peers older than 5.70, the
+// oldest perftest whose exchange this one speaks.
+func (o *OOB) Versions() error {
+	mine := make([]byte, versionLen)
+	copy(mine, Version)
+	theirs, err := o.exchange(mine)
+	if err != nil {
+		return fmt.Errorf("exchanging versions: %w", err)
+	}
+	o.PeerVersion = cString(theirs)
+	if v := leadingFloat(o.PeerVersion); v < 5.70 {
+		return fmt.Errorf("peer's perftest version %q is older than 5.70, which this exchange needs", o.PeerVersion)
+	}
+	return nil
+}
+
+// SysData swaps the cycle buffer (page) size and cache line size; each
+// side then uses the larger of the two.
+func (o *OOB) SysData(cycleBuffer, cacheLine int) (int, int, error) {
+	var vals [2]int
+	for i, mine := range []int{cycleBuffer, cacheLine} {
+		b := binary.BigEndian.AppendUint32(nil, uint32(mine))
+		theirs, err := o.exchange(b)
+		if err != nil {
+			return 0, 0, fmt.Errorf("exchanging page and cache line sizes: %w", err)
+		}
+		vals[i] = max(mine, int(int32(binary.BigEndian.Uint32(theirs))))
+	}
+	return vals[0], vals[1], nil
+}
+
+// MTU swaps the MTUs (enum ibv_mtu, 1..5) the two sides would use and
+// returns the smaller; a value the peer sends that is no MTU is ignored,
+// as perftest does.
+func (o *OOB) MTU(mine int) (int, error) {
+	// perftest sends sprintf("%d") truncated to two bytes: "3\0".
+	b := make([]byte, 2)
+	copy(b, strconv.Itoa(mine))
+	theirs, err := o.exchange(b)
+	if err != nil {
+		return 0, fmt.Errorf("exchanging MTUs: %w", err)
+	}
+	rem, _ := strconv.Atoi(cString(theirs))
+	if rem >= 1 && rem <= 5 && rem < mine {
+		return rem, nil
+	}
+	return mine, nil
+}
+
+// Handshake swaps QP records. perftest also uses it as a barrier: both
+// sides call it at the same points of the test.
+func (o *OOB) Handshake(mine Dest) (Dest, error) {
+	theirs, err := o.exchange(mine.Encode(o.withGID))
+	if err != nil {
+		return Dest{}, err
+	}
+	return DecodeDest(theirs, o.withGID)
+}
+
+// BWReport is the bandwidth result the client hands the server at the end
+// of a one-way bandwidth test (struct bw_report_data's exchanged part).
+type BWReport struct {
+	Size    uint64
+	Iters   uint64
+	BWPeak  float64
+	BWAvg   float64
+	MsgRate float64
+}
+
+// Reports swaps bandwidth reports field by field in network order, as
+// perftest does for peers at version 5.33 or later.
+func (o *OOB) Reports(mine BWReport) (BWReport, error) {
+	var r BWReport
+	u64 := func(v uint64) ([]byte, error) { return o.exchange(binary.BigEndian.AppendUint64(nil, v)) }
+	fields := []struct {
+		mine uint64
+		dst  func(uint64)
+	}{
+		{mine.Size, func(v uint64) { r.Size = v }},
+		{mine.Iters, func(v uint64) { r.Iters = v }},
+		{math.Float64bits(mine.BWPeak), func(v uint64) { r.BWPeak = math.Float64frombits(v) }},
+		{math.Float64bits(mine.BWAvg), func(v uint64) { r.BWAvg = math.Float64frombits(v) }},
+		{math.Float64bits(mine.MsgRate), func(v uint64) { r.MsgRate = math.Float64frombits(v) }},
+	}
+	for _, f := range fields {
+		b, err := u64(f.mine)
+		if err != nil {
+			return BWReport{}, fmt.Errorf("exchanging results: %w", err)
+		}
+		f.dst(binary.BigEndian.Uint64(b))
+	}
+	return r, nil
+}
+
+// Close ends the run as perftest does: a last handshake, then "done" (which
+// nobody reads), then the socket closes.
+func (o *OOB) Close(mine Dest) error {
+	_, err := o.Handshake(mine)
+	if err == nil {
+		if o.timeout > 0 {
+			o.conn.SetDeadline(time.Now().Add(o.timeout))
+		}
+		_, err = o.conn.Write([]byte("done\x00"))
+		// Take the peer's "done" before closing: closing with it unread
+		// would reset the connection under the peer's own write.
+		o.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		io.ReadFull(o.conn, make([]byte, 5))
+	}
+	o.conn.Close()
+	return err
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// leadingFloat is atof: the longest numeric prefix, 0 when there is none.
+func leadingFloat(s string) float64 {
+	end := 0
+	dot := false
+	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == '.' && !dot) {
+		dot = dot || s[end] == '.'
+		end++
+	}
+	v, _ := strconv.ParseFloat(s[:end], 64)
+	return v
+}

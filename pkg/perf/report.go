@@ -1,0 +1,285 @@
+package perf
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// The lines of perftest's result tables, byte for byte, so that scripts
+// that parse ib_*_bw and ib_*_lat output parse rdmactl's too.
+const (
+	resultLine  = "---------------------------------------------------------------------------------------\n"
+	bwHeaderMB  = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+	bwHeaderGb  = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+	latHeader   = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+	latDurHeadr = " #bytes        #iterations       t_avg[usec]    tps average\n"
+)
+
+// HeaderInfo is what perftest's test information block shows.
+type HeaderInfo struct {
+	Test     Test
+	Client   bool
+	Device   string
+	QPs      int
+	TxDepth  int
+	RxDepth  int
+	CQMod    int
+	MTUBytes int
+	Ethernet bool
+	GIDIndex int // -1: none
+	Inline   int
+	OutReads int
+	RDMACM   bool
+}
+
+// WriteHeader prints the test information block (ctx_print_test_info).
+func WriteHeader(w io.Writer, h HeaderInfo) {
+	var b strings.Builder
+	b.WriteString(resultLine)
+	kind := "BW "
+	if h.Test.Latency() {
+		kind = "Latency "
+	}
+	fmt.Fprintf(&b, "                    %s %sTest\n", h.Test.Verb(), kind)
+	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", h.Device)
+	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", h.QPs)
+	b.WriteString(" Connection type : RC\t\tUsing SRQ      : OFF\n")
+	// ib_write_lat turns PCIe relaxed ordering off; the others leave it on.
+	ro := "ON"
+	if h.Test == WriteLat {
+		ro = "OFF"
+	}
+	fmt.Fprintf(&b, " PCIe relax order: %s\n", ro)
+	b.WriteString(" ibv_wr* API     : OFF\n")
+	if h.Client {
+		fmt.Fprintf(&b, " TX depth        : %d\n", h.TxDepth)
+	}
+	if h.Test.IsSend() && !h.Client {
+		fmt.Fprintf(&b, " RX depth        : %d\n", h.RxDepth)
+	}
+	if !h.Test.Latency() {
+		fmt.Fprintf(&b, " CQ Moderation   : %d\n", h.CQMod)
+	}
+	fmt.Fprintf(&b, " Mtu             : %d[B]\n", h.MTUBytes)
+	link := "IB"
+	if h.Ethernet {
+		link = "Ethernet"
+	}
+	fmt.Fprintf(&b, " Link type       : %s\n", link)
+	if h.GIDIndex >= 0 {
+		fmt.Fprintf(&b, " GID index       : %d\n", h.GIDIndex)
+	}
+	if h.Test.IsRead() {
+		fmt.Fprintf(&b, " Outstand reads  : %d\n", h.OutReads)
+	} else {
+		fmt.Fprintf(&b, " Max inline data : %d[B]\n", h.Inline)
+	}
+	onOff, method := "OFF", "Ethernet"
+	if h.RDMACM {
+		onOff, method = "ON", "rdma_cm"
+	}
+	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
+	fmt.Fprintf(&b, " Data ex. method : %s\n", method)
+	b.WriteString(resultLine)
+	io.WriteString(w, b.String())
+}
+
+// cHex is C's "%#0Nx": zero-padded to width including the "0x", and no
+// "0x" at all for zero.
+func cHex(v uint64, width int) string {
+	if v == 0 {
+		return fmt.Sprintf("%0*x", width, 0)
+	}
+	return fmt.Sprintf("0x%0*x", max(width-2, 0), v)
+}
+
+// WriteAddress prints one side's QP record (ctx_print_pingpong_data).
+func WriteAddress(w io.Writer, side string, t Test, d Dest, withGID bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, " %s address: LID %s QPN %s PSN %s", side, cHex(uint64(d.LID), 4), cHex(uint64(d.QPN), 6), cHex(uint64(d.PSN), 6))
+	if t.IsRead() {
+		fmt.Fprintf(&b, " OUT %s", cHex(uint64(d.OutReads), 4))
+	}
+	if !t.IsSend() {
+		fmt.Fprintf(&b, " RKey %s VAddr %s", cHex(uint64(d.RKey), 8), cHex(d.VAddr, 16))
+	}
+	b.WriteByte('\n')
+	if withGID {
+		// perftest prints the GID bytes in decimal.
+		b.WriteString(" GID: ")
+		for i, g := range d.GID {
+			if i > 0 {
+				b.WriteByte(':')
+			}
+			fmt.Fprintf(&b, "%02d", g)
+		}
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
+}
+
+// WriteBWTableHead prints the line and column header before BW results.
+func WriteBWTableHead(w io.Writer, gbits bool) {
+	h := bwHeaderMB
+	if gbits {
+		h = bwHeaderGb
+	}
+	io.WriteString(w, resultLine+h)
+}
+
+// WriteLatTableHead prints the line and column header before latency results.
+func WriteLatTableHead(w io.Writer, duration bool) {
+	h := latHeader
+	if duration {
+		h = latDurHeadr
+	}
+	io.WriteString(w, resultLine+h)
+}
+
+// WriteResultLine prints the closing line of a table.
+func WriteResultLine(w io.Writer) { io.WriteString(w, resultLine) }
+
+// WriteBWRow prints one bandwidth result (REPORT_FMT).
+func WriteBWRow(w io.Writer, r BWReport) {
+	fmt.Fprintf(w, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate)
+}
+
+// BWTiming is what a bandwidth run measured: when each message was posted
+// and when the completion covering it was seen, in nanoseconds from any
+// origin. Completed[i] is set for every message a completion covered
+// last; others are zero.
+type BWTiming struct {
+	Size      uint64
+	Posted    []int64
+	Completed []int64
+	CQMod     int
+	Gbits     bool
+	NoPeak    bool
+	// Count, when set, is the number of messages of a run that kept only
+	// its first post and last completion (duration mode, receivers).
+	Count uint64
+}
+
+// Report computes perftest's bandwidth numbers (print_report_bw) from the
+// timings: the average over the whole run and the peak over the best
+// window that starts at a post and ends at a completion.
+func (t BWTiming) Report() BWReport {
+	n := len(t.Posted)
+	r := BWReport{Size: t.Size, Iters: uint64(n)}
+	if n == 0 {
+		return r
+	}
+	if t.Count > 0 {
+		r.Iters = t.Count
+	}
+	unit := float64(0x100000)
+	if t.Gbits {
+		unit = 125e6
+	}
+	total := float64(t.Completed[n-1] - t.Posted[0])
+	if total <= 0 {
+		total = 1
+	}
+	r.BWAvg = float64(t.Size) * float64(r.Iters) * 1e9 / (total * unit)
+	r.MsgRate = float64(r.Iters) * 1e9 / (total * 1e6)
+	if t.NoPeak || t.Count > 0 {
+		return r
+	}
+	cqMod := max(t.CQMod, 1)
+	best := t.Completed[0] - t.Posted[0]
+	if t.Completed[0] == 0 {
+		best = t.Completed[n-1] - t.Posted[0]
+	}
+	try := func(i, j int) {
+		if d := (t.Completed[j] - t.Posted[i]) / int64(j-i+1); d < best {
+			best = d
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := roundUp(i+1, cqMod) - 1; j < n; j += cqMod {
+			try(i, j)
+		}
+		if n%cqMod != 0 {
+			try(i, n-1)
+		}
+	}
+	if best <= 0 {
+		best = 1
+	}
+	r.BWPeak = float64(t.Size) * 1e9 / (float64(best) * unit)
+	return r
+}
+
+func roundUp(v, m int) int { return (v + m - 1) / m * m }
+
+// LatReport is perftest's latency result (print_report_lat) in
+// microseconds.
+type LatReport struct {
+	Size    uint64  `json:"bytes"`
+	Iters   uint64  `json:"iterations"`
+	Min     float64 `json:"t_min_usec"`
+	Max     float64 `json:"t_max_usec"`
+	Typical float64 `json:"t_typical_usec"`
+	Avg     float64 `json:"t_avg_usec"`
+	Stdev   float64 `json:"t_stdev_usec"`
+	P99     float64 `json:"p99_usec"`
+	P999    float64 `json:"p99_9_usec"`
+}
+
+// latTail is how many of the largest samples perftest drops (LAT_MEASURE_TAIL).
+const latTail = 2
+
+// LatencyReport computes perftest's latency numbers from the post times
+// of iters round trips (ns): each sample is the gap between consecutive
+// posts, divided by rttFactor (2 for ping-pong tests, 1 for reads).
+// It keeps perftest's arithmetic, quirks included: the two largest
+// samples are dropped but t_max is the largest kept one's successor, and
+// the deviation is summed over whole microseconds.
+func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
+	r := LatReport{Size: size, Iters: uint64(len(posted))}
+	cnt := len(posted) - 1
+	if cnt < latTail+1 {
+		return r
+	}
+	delta := make([]int64, cnt)
+	for i := range delta {
+		delta[i] = posted[i+1] - posted[i]
+	}
+	sort.Slice(delta, func(a, b int) bool { return delta[a] < delta[b] })
+	q := 1000.0 * float64(rttFactor)
+	us := func(v int64) float64 { return float64(v) / q }
+	cnt -= latTail
+	var median int64
+	if (cnt-1)%2 != 0 {
+		median = (delta[cnt/2] + delta[cnt/2-1]) / 2
+	} else {
+		median = delta[cnt/2]
+	}
+	sum := 0.0
+	for _, d := range delta[:cnt] {
+		sum += us(d)
+	}
+	avg := sum / float64(cnt)
+	var dev float64
+	for _, d := range delta[:cnt] {
+		v := int(avg - us(d))
+		dev += float64(v * v)
+	}
+	r.Min = us(delta[0])
+	r.Max = us(delta[cnt])
+	r.Typical = us(median)
+	r.Avg = avg
+	r.Stdev = math.Sqrt(dev / float64(cnt))
+	r.P99 = us(delta[int(math.Ceil(float64(cnt)*0.99))])
+	r.P999 = us(delta[int(math.Ceil(float64(cnt)*0.999))])
+	return r
+}
+
+// WriteLatRow prints one latency result (REPORT_FMT_LAT).
+func WriteLatRow(w io.Writer, r LatReport) {
+	fmt.Fprintf(w, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
+		r.Size, r.Iters, r.Min, r.Max, r.Typical, r.Avg, r.Stdev, r.P99, r.P999)
+}
