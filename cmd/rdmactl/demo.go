@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,21 +101,14 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 	return cmd
 }
 
-// parseGIDIndex reads -g: empty for none, "auto", or an index.
+// parseGIDIndex reads -g into the demo's options.
 func parseGIDIndex(s string, o *demo.Options) error {
-	switch s = strings.TrimSpace(s); {
-	case s == "":
-		return nil
-	case strings.EqualFold(s, "auto"):
-		o.GIDAuto = true
-		return nil
+	index, auto, set, err := parseGIDFlag("--gid-idx", s)
+	o.GIDAuto = auto
+	if set {
+		o.GRH, o.GIDIndex = true, index
 	}
-	n, err := strconv.ParseUint(s, 10, 8)
-	if err != nil {
-		return cli.Usagef("invalid --gid-idx %q: want a GID index (0 to 255, see 'rdmactl gids') or auto", s)
-	}
-	o.GRH, o.GIDIndex = true, int(n)
-	return nil
+	return err
 }
 
 func runDemo(opts *DemoOptions) error {

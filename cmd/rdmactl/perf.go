@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,22 +108,15 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	return cmd
 }
 
-// parsePerfGID reads -x: empty for perftest's default, "auto", or an index.
+// parsePerfGID reads -x: empty for perftest's default (no GID), "auto",
+// or an index.
 func parsePerfGID(s string, o *perf.Options) error {
-	o.GIDIndex = -1
-	switch s = strings.TrimSpace(s); {
-	case s == "":
-		return nil
-	case strings.EqualFold(s, "auto"):
-		o.GIDAuto = true
-		return nil
+	index, auto, set, err := parseGIDFlag("-x", s)
+	o.GIDIndex, o.GIDAuto = -1, auto
+	if set {
+		o.GIDIndex = index
 	}
-	n, err := strconv.ParseUint(s, 10, 8)
-	if err != nil {
-		return cli.Usagef("invalid -x %q: want a GID index (0 to 255, see 'rdmactl gids') or auto", s)
-	}
-	o.GIDIndex = int(n)
-	return nil
+	return err
 }
 
 func runPerf(opts *PerfOptions) error {
