@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
 )
 
 // ConfPath is where persistent links are recorded.
@@ -111,23 +113,10 @@ func writeLinks(path string, links []Link) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".rxe.conf.*")
-	if err != nil {
+	return cli.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String())
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 // confPath is opts' file, or ConfPath.

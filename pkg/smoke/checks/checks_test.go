@@ -3,7 +3,6 @@ package checks
 import (
 	"context"
 	"errors"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -144,21 +143,5 @@ func TestPeers(t *testing.T) {
 		if cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(err.Error(), "--peers: ") {
 			t.Errorf("%s: error %v (exit %d), want a usage error naming --peers", f, err, cli.ExitCode(err))
 		}
-	}
-}
-
-func TestWriteFileReplacesWhole(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rdmactl.prom")
-	_ = os.WriteFile(path, []byte("old\n"), 0o644)
-	if err := writeFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	ents, _ := os.ReadDir(filepath.Dir(path))
-	if string(b) != "new\n" || len(ents) != 1 {
-		t.Fatalf("content %q, %d files left", b, len(ents))
-	}
-	if err := writeFile(filepath.Join(path, "sub"), func(io.Writer) error { return nil }); err == nil {
-		t.Fatal("writing under a file succeeded")
 	}
 }

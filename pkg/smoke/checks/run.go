@@ -2,11 +2,9 @@ package checks
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -61,12 +59,12 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		Concurrency: o.Concurrency,
 	})
 	if o.JUnitFile != "" {
-		if err := writeFile(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
+		if err := cli.WriteFileAtomic(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
 			return cli.Failf("--junit: %v", err)
 		}
 	}
 	if o.PromFile != "" {
-		if err := writeFile(o.PromFile, func(w io.Writer) error { return smoke.WritePrometheus(w, rep) }); err != nil {
+		if err := cli.WriteFileAtomic(o.PromFile, func(w io.Writer) error { return smoke.WritePrometheus(w, rep) }); err != nil {
 			return cli.Failf("--prom: %v", err)
 		}
 	}
@@ -136,29 +134,4 @@ func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err
 		return nil, ip, cli.Failf("loopback responder on %s: %v", ip, err)
 	}
 	return func() { cancel(); <-done }, ip, nil
-}
-
-// writeFile replaces path whole (a temporary file renamed over it), so a
-// reader such as node_exporter never sees half a report.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
