@@ -14,3 +14,11 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
+
+// WriteJSONLine writes v as one compact line (JSON lines, for logs that a
+// reader follows, such as serve's --json), without HTML escaping.
+func WriteJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

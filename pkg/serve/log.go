@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
 )
 
 // Log writes one line per client session: for people
@@ -36,20 +37,17 @@ type jsonEntry struct {
 
 // Write logs e; sessions call it concurrently.
 func (l *Log) Write(e Entry) {
-	var line []byte
-	if l.json {
-		line, _ = json.Marshal(jsonEntry{SchemaVersion: 1, Entry: e})
-		line = append(line, '\n')
-	} else {
-		line = []byte(FormatEntry(e) + "\n")
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clients++
 	if !e.OK {
 		l.failed++
 	}
-	_, _ = l.w.Write(line)
+	if l.json {
+		_ = cli.WriteJSONLine(l.w, jsonEntry{SchemaVersion: 1, Entry: e})
+		return
+	}
+	fmt.Fprintln(l.w, FormatEntry(e))
 }
 
 // FormatEntry is the text form of e, without the newline.
