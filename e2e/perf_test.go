@@ -162,7 +162,7 @@ func TestSinglePerfJSON(t *testing.T) {
 	if srv.Code != 0 || cli.Code != 0 {
 		t.Fatalf("server %+v\nclient %+v", srv, cli)
 	}
-	for _, want := range []string{`"t_typical_usec"`, `"usec_per_iteration"`, `"test": "send_lat"`, `"iterations": 200`, `"gid_index": 1,`} {
+	for _, want := range []string{`"t_typical_usec"`, `"usec_per_iteration"`, `"test":"send_lat"`, `"iterations":200`, `"gid_index":1,`} {
 		if !strings.Contains(cli.Stdout, want) {
 			t.Errorf("--json lacks %s:\n%s", want, cli.Stdout)
 		}

@@ -176,7 +176,7 @@ func TestSinglePingJSONVerdictServerKilled(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // some pings, far fewer than 100000
 	_ = srv.cmd.Process.Signal(syscall.SIGKILL)
 	res := cli.wait(t)
-	if res.Code != 1 || !strings.Contains(res.Stdout, `"ok": false`) || !strings.Contains(res.Stderr, "of 100000 pings") {
+	if res.Code != 1 || !strings.Contains(res.Stdout, `"ok":false`) || !strings.Contains(res.Stderr, "of 100000 pings") {
 		t.Errorf("server killed mid-run: exit %d stdout %s stderr %q", res.Code, res.Stdout, res.Stderr)
 	}
 }
@@ -192,7 +192,7 @@ func TestSinglePingJSONVerdictSizeRefused(t *testing.T) {
 	_, ourCli := pingPair(t, "rping", rdmactl, srvFlags, cliFlags, freshPort())
 	sameResult(t, "size refused, rping mode", realCli, ourCli)
 	_, jsonCli := pingPair(t, "rping", rdmactl, srvFlags, append(cliFlags, "--json"), freshPort())
-	if jsonCli.Code != 1 || !strings.Contains(jsonCli.Stdout, `"ok": false`) || !strings.Contains(jsonCli.Stdout, `"completed": 0`) {
+	if jsonCli.Code != 1 || !strings.Contains(jsonCli.Stdout, `"ok":false`) || !strings.Contains(jsonCli.Stdout, `"completed":0`) {
 		t.Errorf("size refused with --json: exit %d stdout %s stderr %q", jsonCli.Code, jsonCli.Stdout, jsonCli.Stderr)
 	}
 }
@@ -213,6 +213,12 @@ func TestSinglePingHintServerSetupFailed(t *testing.T) {
 	real, ours := client("rping"), client(rdmactl)
 	if !strings.Contains(real.Stderr, "error 28") {
 		t.Fatalf("the lab did not reproduce the reject: %+v", real)
+	}
+	// rping's CM thread exits on REJECTED while main may or may not have
+	// printed "wait for CONNECTED state 4" yet: the line is a race in rping
+	// itself (seen both ways in the lab), so it is not compared.
+	for _, r := range []*result{&real, &ours} {
+		r.Stderr = strings.Replace(r.Stderr, "wait for CONNECTED state 4\n", "", 1)
 	}
 	hint := sameButHint(t, "server setup failed", real, ours)
 	if strings.Contains(hint, "nothing listens") || !strings.Contains(hint, "setup failed") {

@@ -40,7 +40,8 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.ConfigPath, "config", "", "config file (default $XDG_CONFIG_HOME/rdmactl/config.yaml, then /etc/rdmactl/config.yaml)")
-	pf.BoolVar(&f.JSON, "json", false, "print structured output as JSON")
+	pf.BoolVarP(&f.JSON, "json", "j", false, "print one JSON document on stdout (docs/json.md), also on failure")
+	pf.BoolVar(&cli.PrettyJSON, "pretty", false, "indent JSON output (compact by default)")
 	pf.BoolVar(&noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
 
 	cmd.AddCommand(

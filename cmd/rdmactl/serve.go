@@ -47,13 +47,13 @@ systemd.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO, opts.JSON = f.IO, f.JSON
 			if err := validPort("--port", opts.CMPort); err != nil {
-				return jsonUsage(f, err)
+				return err
 			}
 			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
-				return jsonUsage(f, err)
+				return err
 			}
 			if opts.Timeout <= 0 {
-				return jsonUsage(f, cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout))
+				return cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout)
 			}
 			opts.RDMA = f.RDMA()
 			opts.Devices = serve.SysfsDevices
@@ -88,14 +88,7 @@ func serveRun(opts *ServeOptions) error {
 		log.Started(opts.IO.ErrOut, b)
 	})
 	if err != nil {
-		hint := serve.StartHint(err)
-		if opts.JSON {
-			_ = cli.WriteJSON(opts.IO.Out, newErrorDoc(cli.ExitFailed, err.Error(), hint))
-		}
-		if hint != "" {
-			return cli.Failf("%v (hint: %s)", err, hint)
-		}
-		return cli.Failf("%v", err)
+		return &cli.ExitError{Code: cli.ExitFailed, Err: cli.WithHint(err, serve.StartHint(err))}
 	}
 	log.Stopped(opts.IO.ErrOut, time.Since(start))
 	return nil

@@ -51,22 +51,22 @@ usage errors.`,
 			opts.Peers = args
 			for _, p := range args {
 				if !smoke.ValidPeer(p) {
-					return jsonUsage(f, cli.Usagef("invalid PEER %q: give an IP address or host name", p))
+					return cli.Usagef("invalid PEER %q: give an IP address or host name", p)
 				}
 			}
 			switch {
 			case opts.Timeout <= 0:
-				return jsonUsage(f, cli.Usagef("invalid --timeout %v: must be positive, e.g. 10s", opts.Timeout))
+				return cli.Usagef("invalid --timeout %v: must be positive, e.g. 10s", opts.Timeout)
 			case opts.Count < 1:
-				return jsonUsage(f, cli.Usagef("invalid --count %d: ping at least once, e.g. -C 10", opts.Count))
+				return cli.Usagef("invalid --count %d: ping at least once, e.g. -C 10", opts.Count)
 			case opts.Concurrency < 1:
-				return jsonUsage(f, cli.Usagef("invalid --concurrency %d: check at least one peer at a time", opts.Concurrency))
+				return cli.Usagef("invalid --concurrency %d: check at least one peer at a time", opts.Concurrency)
 			}
 			if err := validPort("--port", opts.CMPort); err != nil {
-				return jsonUsage(f, err)
+				return err
 			}
 			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
-				return jsonUsage(f, err)
+				return err
 			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
@@ -90,28 +90,8 @@ usage errors.`,
 	return cmd
 }
 
-// jsonUsage also prints the error document when --json asks for JSON.
-func jsonUsage(f *cli.Factory, err error) error {
-	if f.JSON {
-		_ = cli.WriteJSON(f.IO.Out, newErrorDoc(cli.ExitUsage, err.Error(), ""))
-	}
-	return err
-}
-
-func newErrorDoc(exit int, msg, hint string) smoke.ErrorDoc {
-	code := smoke.CodeFailed
-	if exit == cli.ExitUsage {
-		code = smoke.CodeUsage
-	}
-	return smoke.NewErrorDoc(code, msg, hint)
-}
-
 func smokeRun(opts *SmokeOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	err := checks.Run(ctx, opts.Options, opts.IO.Out)
-	if err != nil && opts.JSON && !cli.IsSilent(err) {
-		_ = cli.WriteJSON(opts.IO.Out, newErrorDoc(cli.ExitCode(err), err.Error(), ""))
-	}
-	return err
+	return checks.Run(ctx, opts.Options, opts.IO.Out)
 }

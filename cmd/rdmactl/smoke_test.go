@@ -25,6 +25,7 @@ func runSmokeCmd(t *testing.T, jsonOut bool, args ...string) (*SmokeOptions, str
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	err := cmd.Execute()
+	reportError(f, err, out.Len() > 0) // as main does
 	return got, out.String(), err
 }
 
@@ -67,10 +68,13 @@ func TestSmokeUsageErrors(t *testing.T) {
 		var doc struct {
 			SchemaVersion int   `json:"schema_version"`
 			OK            *bool `json:"ok"`
-			Error         struct{ Message, Code string }
+			Error         struct {
+				Message string
+				Code    int
+			}
 		}
 		if jerr := json.Unmarshal([]byte(out), &doc); jerr != nil || doc.SchemaVersion != 1 || doc.OK == nil || *doc.OK ||
-			doc.Error.Code != "usage" || doc.Error.Message != err.Error() {
+			doc.Error.Code != cli.ExitUsage || doc.Error.Message != err.Error() {
 			t.Errorf("%v: --json error document %q", c.args, out)
 		}
 	}

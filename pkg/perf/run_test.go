@@ -143,7 +143,7 @@ func TestFlowsPairUp(t *testing.T) {
 
 func TestRunJSON(t *testing.T) {
 	_, cli := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, JSON: true})
-	for _, want := range []string{`"test": "send_lat"`, `"role": "client"`, `"t_typical_usec": 10`, `"usec_per_iteration"`, `"gid": "::ffff:127.0.0.1"`} {
+	for _, want := range []string{`"test":"send_lat"`, `"role":"client"`, `"t_typical_usec":10`, `"usec_per_iteration"`, `"gid":"::ffff:127.0.0.1"`} {
 		if !strings.Contains(cli, want) {
 			t.Errorf("JSON lacks %s:\n%s", want, cli)
 		}

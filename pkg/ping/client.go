@@ -44,6 +44,7 @@ func (r *runner) client(ec rdma.EventChannel, id rdma.CMID) int {
 		r.errorf("connect error %d\n", ret)
 		return ret
 	}
+	c.pinging = true
 	ret := c.testClient()
 	interrupted := c.interrupted != nil && c.interrupted.Load()
 	if interrupted {

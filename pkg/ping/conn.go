@@ -101,6 +101,7 @@ type conn struct {
 	sawDisconnect bool // DISCONNECTED was handled
 	disconnecting bool // this side called rdma_disconnect
 	peerLeft      bool // the peer disconnected first
+	pinging       bool // the client connected and started its pings
 
 	// What the client's pings achieved, for rdmactl's verdict.
 	completed int // pings echoed back

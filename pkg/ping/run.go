@@ -58,6 +58,7 @@ type runner struct {
 	completed, mismatch int
 	interrupted         bool
 	peerLeft            bool // the server disconnected first
+	connected           bool // the client got as far as pinging
 }
 
 func (r *runner) errorf(format string, args ...any) { fmt.Fprintf(r.o.ErrOut, format, args...) }
@@ -139,6 +140,7 @@ func (r *runner) keep(c *conn) {
 		r.completed, r.mismatch = c.completed, c.mismatch
 		r.interrupted = c.interrupted != nil && c.interrupted.Load()
 		r.peerLeft = c.peerLeft
+		r.connected = c.pinging
 	}
 	if c.exitCode != 0 {
 		r.fatal.CompareAndSwap(0, int32(c.exitCode))

@@ -68,7 +68,7 @@ func TestReportJSON(t *testing.T) {
 	if got["completed"] != 2.0 || got["summary"].(map[string]any)["avg_ms"] != 2.0 || got["elapsed_ms"] != 1000.0 {
 		t.Fatalf("unexpected document %s", b.String())
 	}
-	if strings.Count(b.String(), "\n") < 2 || !strings.HasSuffix(b.String(), "}\n") {
-		t.Fatalf("not one indented document: %q", b.String())
+	if strings.Count(b.String(), "\n") != 1 || !strings.HasPrefix(b.String(), `{"schema_version":1,`) || !strings.HasSuffix(b.String(), "}\n") {
+		t.Fatalf("not one compact contract document: %q", b.String())
 	}
 }

@@ -47,6 +47,12 @@ func (r *runner) finish(code int) error {
 		hint = hintFor(r.failure, r.peer, r.dst.WithZone("").String(), o.Mode == ModeServer)
 	}
 	short := ""
+	if code != 0 && o.verdictModes() && r.connected {
+		// rping's failure code is rping's; in rdmactl's own modes a run
+		// that ended early is a failed verdict (exit 1) with its reason.
+		short = fmt.Sprintf("%s after %d of %s", r.failureText(), r.completed, pingsWanted(o.Count))
+		r.errorf("rdmactl ping: %s\n", short)
+	}
 	if code == 0 && o.verdictModes() {
 		if short = r.shortfall(); short != "" {
 			r.errorf("rdmactl ping: %s\n", short)
@@ -62,10 +68,10 @@ func (r *runner) finish(code int) error {
 			rep := newReport(o, rtts, elapsed)
 			rep.OK = code == 0 && short == ""
 			switch {
-			case code != 0:
-				rep.Error = r.failureText()
 			case short != "":
 				rep.Error = short
+			case code != 0:
+				rep.Error = r.failureText()
 			}
 			if !rep.OK {
 				rep.Hint = hint
@@ -88,6 +94,14 @@ func (r *runner) finish(code int) error {
 		code = cli.ExitFailed
 	}
 	return cli.SilentExit(code & 0xff)
+}
+
+// pingsWanted is "N pings", or "an open-ended run" for -C 0.
+func pingsWanted(count int) string {
+	if count == 0 {
+		return "pings (-C 0: until interrupted)"
+	}
+	return fmt.Sprintf("%d pings", count)
 }
 
 // failureText describes the failure for the JSON document.

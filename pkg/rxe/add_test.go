@@ -93,8 +93,7 @@ func TestAddJSON(t *testing.T) {
 	if ip, _ := res.GIDs[1].GID.IPv4(); ip.String() != "10.9.0.2" {
 		t.Errorf("GID 1 is %v, want ::ffff:10.9.0.2", res.GIDs[1].GID)
 	}
-	if !strings.Contains(out.String(), `"gid": "::ffff:10.9.0.2",
-      "type": "RoCE v2",`) {
+	if !strings.Contains(out.String(), `"gid":"::ffff:10.9.0.2","type":"RoCE v2",`) {
 		t.Errorf("JSON GID entries changed form:\n%s", out)
 	}
 }

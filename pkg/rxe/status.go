@@ -47,7 +47,12 @@ func Status(opts *StatusOptions) error {
 	rows := StatusRows(netdevs, devs)
 	markPersistent(rows, ConfPath)
 	if opts.JSON {
-		return cli.WriteJSON(opts.IO.Out, rows)
+		if rows == nil {
+			rows = []StatusRow{}
+		}
+		return cli.WriteJSON(opts.IO.Out, struct {
+			Netdevs []StatusRow `json:"netdevs"`
+		}{rows})
 	}
 	return WriteStatus(opts.IO.Out, rows)
 }

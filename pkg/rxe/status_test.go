@@ -42,10 +42,13 @@ func TestStatusJSONWithoutRxe(t *testing.T) {
 	h := &fakeHost{netdevs: labNetdevs(), noClass: true}
 	io, out := testIO()
 	wantExit(t, Status(&StatusOptions{IO: io, JSON: true, Host: h}), 0)
-	var rows []map[string]any
-	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+	var doc struct {
+		Netdevs []map[string]any `json:"netdevs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	rows := doc.Netdevs
 	if len(rows) != 2 {
 		t.Fatalf("rows %v, want veth1 and veth0 (lo left out)", rows)
 	}

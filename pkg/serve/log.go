@@ -44,7 +44,7 @@ func (l *Log) Write(e Entry) {
 		l.failed++
 	}
 	if l.json {
-		_ = cli.WriteJSONLine(l.w, jsonEntry{SchemaVersion: 1, Entry: e})
+		_ = cli.WriteJSONLine(l.w, jsonEntry{SchemaVersion: cli.SchemaVersion, Entry: e})
 		return
 	}
 	fmt.Fprintln(l.w, FormatEntry(e))

@@ -57,14 +57,10 @@ type PeerReport struct {
 // Report is the whole run: local checks first, then one entry per peer in
 // the order the peers were given.
 type Report struct {
-	SchemaVersion int          `json:"schema_version"`
-	OK            bool         `json:"ok"`
-	Local         []Result     `json:"local"`
-	Peers         []PeerReport `json:"peers"`
+	OK    bool         `json:"ok"`
+	Local []Result     `json:"local"`
+	Peers []PeerReport `json:"peers"`
 }
-
-// SchemaVersion is the version of the JSON documents of smoke and serve.
-const SchemaVersion = 1
 
 // Plan is what a smoke run does.
 type Plan struct {
@@ -81,7 +77,7 @@ var ErrTimedOut = errors.New("timed out")
 // Run executes the plan. Local checks run first, in order; then the peers,
 // up to Concurrency at a time, each peer's checks in order.
 func Run(ctx context.Context, p Plan) Report {
-	r := Report{SchemaVersion: SchemaVersion, Local: []Result{}, Peers: make([]PeerReport, len(p.Peers))}
+	r := Report{Local: []Result{}, Peers: make([]PeerReport, len(p.Peers))}
 	r.Local = runChecks(ctx, p.Local, "", p.Timeout)
 
 	n := p.Concurrency
