@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/ping"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 )
 
 // rpingUsageExit is rping's exit code for bad options (EINVAL).
@@ -16,7 +17,7 @@ const rpingUsageExit = int(syscall.EINVAL)
 
 func newCmdPing(f *cli.Factory, runF func(*ping.Options) error) *cobra.Command {
 	opts := &ping.Options{Size: ping.DefaultSize}
-	var server, client bool
+	var server, client, busyPoll, noSpin bool
 	cmd := &cobra.Command{
 		Use:   "ping -s|-c [-vVdPq] [-S size] [-C count] [-a addr] [-I addr] [-p port]",
 		Short: "rping: RDMA ping-pong over rdma_cm, wire- and output-compatible with rdma-core's rping",
@@ -51,6 +52,14 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 			if opts.Timeout < 0 {
 				return cli.Usagef("invalid --timeout %v: must not be negative", opts.Timeout)
 			}
+			switch {
+			case busyPoll && noSpin:
+				return pingUsage(cmd, f, "give one of --busy-poll and --no-spin, not both")
+			case busyPoll:
+				opts.Wait = pollwait.BusyPoll
+			case noSpin:
+				opts.Wait = pollwait.NoSpin
+			}
 			opts.JSON = f.JSON
 			opts.Out, opts.ErrOut = f.IO.Out, f.IO.ErrOut
 			if f.RDMA != nil {
@@ -82,6 +91,8 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 	fl.BoolVarP(&opts.SelfQP, "self-qp", "q", false, "use a self-created, self-modified QP")
 	fl.BoolVar(&opts.Stats, "stats", false, "print each round-trip time and a summary (client)")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "give up when resolution, connecting or one ping takes longer (0: never)")
+	fl.BoolVar(&busyPoll, "busy-poll", false, "always poll for completions: lowest latency, one CPU kept busy")
+	fl.BoolVar(&noSpin, "no-spin", false, "never poll for completions, always sleep until one arrives (as rping)")
 	return cmd
 }
 

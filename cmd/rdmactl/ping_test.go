@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/ping"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 )
 
 // runPingCmd parses args as `rdmactl ping` would and returns the options
@@ -125,5 +126,25 @@ func TestPingNegativeTimeout(t *testing.T) {
 	_, _, _, err := runPingCmd(t, "-c", "--timeout", "-1s")
 	if cli.ExitCode(err) != cli.ExitUsage {
 		t.Fatalf("exit %d", cli.ExitCode(err))
+	}
+}
+
+func TestPingWaitModes(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		want pollwait.Mode
+	}{{"", pollwait.Adaptive}, {"--busy-poll", pollwait.BusyPoll}, {"--no-spin", pollwait.NoSpin}} {
+		args := []string{"-c"}
+		if c.flag != "" {
+			args = append(args, c.flag)
+		}
+		o, _, _, err := runPingCmd(t, args...)
+		if err != nil || o.Wait != c.want {
+			t.Errorf("%q: mode %v, err %v", c.flag, o.Wait, err)
+		}
+	}
+	_, _, errOut, err := runPingCmd(t, "-c", "--busy-poll", "--no-spin")
+	if err == nil || !strings.Contains(errOut, "--busy-poll and --no-spin") {
+		t.Fatalf("both modes: err %v, stderr %q", err, errOut)
 	}
 }

@@ -108,12 +108,13 @@ type conn struct {
 	mismatch  int // 1 + the first ping whose echo differed; 0 none
 
 	interrupted *atomic.Bool // set by the SIGINT handler under --stats/--json
+	waiter      *waiter      // poll or sleep, per wait step (wait.go)
 	checkEcho   bool         // compare every echo (-V, or rdmactl's verdict)
 	stats       *stats
 }
 
 func newConn(o *Options, out *stdout, server bool, id rdma.CMID, ec rdma.EventChannel) *conn {
-	c := &conn{o: o, out: out, id: id, ec: ec}
+	c := &conn{o: o, out: out, id: id, ec: ec, waiter: newWaiter(o.Wait, o.trace)}
 	c.machine = machine{server: server, state: Idle, errOut: o.ErrOut}
 	if o.Debug {
 		c.debug = func(s string) { _, _ = out.Write([]byte(s)) }
@@ -255,7 +256,7 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 		if c.cqStopped {
 			cq = nil
 		}
-		n, ev, gotEvent, err := awaitWork(cq, c.ec, c.wc[:], left)
+		n, ev, gotEvent, err := c.waiter.awaitWork(step, cq, c.ec, c.wc[:], left)
 		if n > 0 {
 			c.handleCompletions(c.wc[:n])
 		}

@@ -489,3 +489,11 @@ func (id *fakeID) PeerAddr() netip.AddrPort {
 	}
 	return netip.AddrPortFrom(id.peer.dst, id.peer.port)
 }
+
+func (cq *fakeCQ) Poll(wc []rdma.WC) (int, error) {
+	cq.net.mu.Lock()
+	defer cq.net.mu.Unlock()
+	n := copy(wc, cq.wcs)
+	cq.wcs = cq.wcs[n:]
+	return n, nil
+}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -33,6 +34,9 @@ type Options struct {
 	Stats   bool          // per-ping round-trip times and a summary (client)
 	JSON    bool          // the same as one JSON document on stdout (client)
 	Timeout time.Duration // bounds resolution, connection and each ping; 0 = wait as long as rping
+	Wait    pollwait.Mode // how completion waits poll or sleep (--busy-poll, --no-spin; wait.go)
+
+	trace *pollwait.Trace // $RDMACTL_WAIT_TRACE: every wait, to record the policy's test traces
 
 	Out, ErrOut io.Writer
 

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -39,6 +40,9 @@ func Run(o *Options) error {
 	if o.Mode == ModeClient && (o.Stats || o.JSON) {
 		r.stats = newStats(o.Count)
 	}
+	o.trace = pollwait.TraceFromEnv(fmt.Sprintf("rdmactl ping server=%v cpus=%d wait=%s size=%d",
+		o.Mode == ModeServer, pollwait.AvailableCPUs(), o.Wait, o.Size))
+	defer func() { _ = o.trace.Close() }()
 
 	code := r.run()
 	return r.finish(code)

@@ -50,6 +50,8 @@ type CQ interface {
 	Await(wc []WC, also EventChannel, timeout time.Duration) (n int, alsoReady bool, err error)
 	// SetSpin sets how many polls Await tries before it sleeps.
 	SetSpin(polls int)
+	// Poll returns up to len(wc) completions without waiting.
+	Poll(wc []WC) (int, error)
 	Close() error
 }
 
