@@ -6,14 +6,10 @@ package perf
 // runRDMABW is write_bw and read_bw: the client moves the data, the
 // server's CPU stays out of it and prints the client's report at the end.
 func (s *session) runRDMABW() error {
-	if err := s.swapKeys(); err != nil {
+	if err := s.connectPeer(); err != nil {
 		return err
 	}
-	if err := s.connectQP(); err != nil {
-		return err
-	}
-	s.printLocal()
-	if err := s.printRemote(); err != nil {
+	if err := s.printAddresses(); err != nil {
 		return err
 	}
 	if err := s.sync(); err != nil { // after RTR
@@ -78,17 +74,13 @@ func (s *session) stream(size int) (BWReport, error) {
 // runSendBW is send_bw: the server posts receives and counts arrivals;
 // each side prints its own numbers.
 func (s *session) runSendBW() error {
-	if err := s.swapKeys(); err != nil {
-		return err
-	}
-	if err := s.connectQP(); err != nil {
+	if err := s.connectPeer(); err != nil {
 		return err
 	}
 	if err := s.sync(); err != nil {
 		return err
 	}
-	s.printLocal()
-	if err := s.printRemote(); err != nil {
+	if err := s.printAddresses(); err != nil {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits)

@@ -5,17 +5,13 @@ package perf
 
 // runSendLat is send_lat: SEND ping-pong, the client sends first.
 func (s *session) runSendLat() error {
-	if err := s.swapKeys(); err != nil {
-		return err
-	}
-	if err := s.connectQP(); err != nil {
+	if err := s.connectPeer(); err != nil {
 		return err
 	}
 	if err := s.sync(); err != nil {
 		return err
 	}
-	s.printLocal()
-	if err := s.printRemote(); err != nil {
+	if err := s.printAddresses(); err != nil {
 		return err
 	}
 	WriteLatTableHead(s.out, false)
@@ -43,14 +39,10 @@ func (s *session) runWriteLat() error {
 	if err := s.sync(); err != nil {
 		return err
 	}
-	if err := s.swapKeys(); err != nil {
+	if err := s.connectPeer(); err != nil {
 		return err
 	}
-	if err := s.connectQP(); err != nil {
-		return err
-	}
-	s.printLocal()
-	if err := s.printRemote(); err != nil {
+	if err := s.printAddresses(); err != nil {
 		return err
 	}
 	if err := s.sync(); err != nil {
@@ -74,14 +66,10 @@ func (s *session) runReadLat() error {
 	if err := s.sync(); err != nil {
 		return err
 	}
-	if err := s.swapKeys(); err != nil {
+	if err := s.connectPeer(); err != nil {
 		return err
 	}
-	if err := s.connectQP(); err != nil {
-		return err
-	}
-	s.printLocal()
-	if err := s.printRemote(); err != nil {
+	if err := s.printAddresses(); err != nil {
 		return err
 	}
 	if err := s.sync(); err != nil {

@@ -222,8 +222,10 @@ func (s *session) prepare(conn net.Conn) error {
 	return nil
 }
 
-// swapKeys is the first handshake: learn the peer's QP record.
-func (s *session) swapKeys() error {
+// connectPeer is the first handshake (learn the peer's QP record), then
+// the move of the QP to RTS towards it. Where the tests' sync points fall
+// around it is each test's own (bw.go, lat.go).
+func (s *session) connectPeer() error {
 	d, err := s.oob.Handshake(s.local)
 	if err != nil {
 		return s.peerErr(err)
@@ -233,12 +235,7 @@ func (s *session) swapKeys() error {
 		return hinted(errors.New("Found Incompatibility issue with GID types: one side's GID is IPv4-mapped, the other's is not"),
 			"give both sides -x of the same IP version (or -x auto)")
 	}
-	return nil
-}
-
-// connectQP moves the QP to RTS towards the peer.
-func (s *session) connectQP() error {
-	err := s.ep.Connect(Connect{Port: s.r.IBPort, MTU: s.mtu, Local: s.local, Remote: s.remote, GIDIndex: s.gidIdx})
+	err = s.ep.Connect(Connect{Port: s.r.IBPort, MTU: s.mtu, Local: s.local, Remote: s.remote, GIDIndex: s.gidIdx})
 	if err != nil {
 		return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 	}
@@ -253,10 +250,10 @@ func (s *session) sync() error {
 	return nil
 }
 
-func (s *session) printLocal() { WriteAddress(s.out, "local", s.r.Test, s.local, s.withGID) }
-
-// printRemote handshakes once more and prints the peer's record.
-func (s *session) printRemote() error {
+// printAddresses prints this side's QP record, handshakes once more and
+// prints the peer's, as perftest does.
+func (s *session) printAddresses() error {
+	WriteAddress(s.out, "local", s.r.Test, s.local, s.withGID)
 	if err := s.sync(); err != nil {
 		return err
 	}
