@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +20,7 @@ import (
 
 // sysfs roots; tests point them at a fake tree.
 var (
-	rdmaClassDir = "/sys/class/infiniband"
+	rdmaClassDir = rdma.SysfsClassDir
 	netClassDir  = "/sys/class/net"
 )
 

@@ -15,7 +15,7 @@ import (
 )
 
 // ClassDir is where the kernel lists RDMA devices.
-const ClassDir = "/sys/class/infiniband"
+const ClassDir = rdma.SysfsClassDir
 
 // Device is an RDMA device as sysfs shows it.
 type Device struct {

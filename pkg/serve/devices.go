@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // ClassDir is where the kernel lists RDMA devices.
-const ClassDir = "/sys/class/infiniband"
+const ClassDir = rdma.SysfsClassDir
 
 // RoCEPort is an RDMA port that carries an IP address as a RoCE v2 GID.
 type RoCEPort struct {
@@ -91,15 +93,8 @@ func roceV2Index(portDir string, ip netip.Addr) (int, bool) {
 	}
 	slices.Sort(idxs)
 	for _, i := range idxs {
-		n := strconv.Itoa(i)
-		raw, err := readAttr(filepath.Join(portDir, "gids", n))
-		if err != nil {
-			continue
-		}
-		if g, err := netip.ParseAddr(raw); err != nil || g.Unmap() != ip {
-			continue
-		}
-		if typ, _ := readAttr(filepath.Join(portDir, "gid_attrs", "types", n)); typ == "RoCE v2" {
+		e, err := rdma.ReadSysfsGID(portDir, uint32(i), rdma.LinkLayerEthernet)
+		if err == nil && e.Type == rdma.GIDTypeRoCEv2 && netip.AddrFrom16(e.GID).Unmap() == ip {
 			return i, true
 		}
 	}
