@@ -4,7 +4,14 @@ GO       ?= go
 # The version is the git tag (v0.1.0, or v0.1.0-3-gabc1234 after it), else
 # the commit; without git the binary falls back to Go's embedded build info.
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-LDFLAGS  := -s -w $(if $(VERSION),-X main.version=$(VERSION))
+# Transparent huge pages off for the Go heap (GODEBUG disablethp, which
+# only the environment or the linker's default can set): with THP on, the
+# heap's first 2 MB pages cost a ping -P server 4 MB of RSS (lab: peak
+# 13.0 MB with, 9.8 MB without over 30 clients). Go's own defaults are kept.
+comma    := ,
+GODEBUG_DEFAULT := $(shell $(GO) list -f '{{.DefaultGODEBUG}}' ./cmd/rdmactl 2>/dev/null)
+LDFLAGS  := -s -w $(if $(VERSION),-X main.version=$(VERSION)) \
+	-X runtime.godebugDefault=$(GODEBUG_DEFAULT)$(if $(GODEBUG_DEFAULT),$(comma))disablethp=1
 # A release build: no local paths, no symbol tables (7 MB instead of 10).
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 BIN      ?= bin/rdmactl
@@ -51,8 +58,11 @@ install-files:
 	chmod 0644 $(DESTDIR)$(BASHDIR)/rdmactl $(DESTDIR)$(ZSHDIR)/_rdmactl $(DESTDIR)$(FISHDIR)/rdmactl.fish $(DESTDIR)$(UNITDIR)/rdmactl-rxe.service $(DESTDIR)$(UNITDIR)/rdmactl-serve.service
 
 # A Debian package in dist/, built by dpkg-deb from packaging/deb/control.
+# scripts/lint-package.sh checks the units (systemd-analyze) and the package
+# (lintian; scripts/install-deps.sh installs it).
 deb: build
-	packaging/mkdeb.sh $(BIN) "$(VERSION)" dist
+	@deb=$$(packaging/mkdeb.sh $(BIN) "$(VERSION)" dist) && echo "$$deb" && \
+	scripts/lint-package.sh $(BIN) "$$deb"
 
 vet:
 	$(GO) vet ./...

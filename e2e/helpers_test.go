@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ func run(t *testing.T, limit time.Duration, name string, args ...string) result 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := command(ctx, name, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -34,6 +35,17 @@ func run(t *testing.T, limit time.Duration, name string, args ...string) result 
 		t.Fatalf("%s %s: still running after %v (stdout %q, stderr %q)", name, strings.Join(args, " "), limit, out.String(), errOut.String())
 	}
 	return result{Stdout: out.String(), Stderr: errOut.String(), Code: exitCode(t, err)}
+}
+
+// command runs name in a process group of its own: at the time limit the
+// whole group is killed, and WaitDelay stops a grandchild that still holds
+// the output pipes from stalling the test until go test's own limit.
+func command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // sh runs a shell command line (for pipes, ulimit and the like).
@@ -68,7 +80,7 @@ func start(t *testing.T, limit time.Duration, name string, args ...string) *back
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	b := &background{cancel: cancel, ctx: ctx, name: name + " " + strings.Join(args, " ")}
-	b.cmd = exec.CommandContext(ctx, name, args...)
+	b.cmd = command(ctx, name, args...)
 	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errOut
 	if err := b.cmd.Start(); err != nil {
 		cancel()

@@ -43,15 +43,16 @@ func TestSingleInstallDeb(t *testing.T) {
 	}
 	for _, p := range []string{
 		"/usr/bin/rdmactl",
-		"/usr/share/man/man1/rdmactl.1",
-		"/usr/share/man/man1/rdmactl-ping.1",
-		"/usr/share/man/man1/rdmactl-rxe-apply.1",
+		"/usr/share/man/man1/rdmactl.1.gz",
+		"/usr/share/man/man1/rdmactl-ping.1.gz",
+		"/usr/share/man/man1/rdmactl-rxe-apply.1.gz",
 		"/usr/share/bash-completion/completions/rdmactl",
 		"/usr/share/zsh/site-functions/_rdmactl",
 		"/usr/share/fish/vendor_completions.d/rdmactl.fish",
 		"/usr/lib/systemd/system/rdmactl-rxe.service",
 		"/usr/lib/systemd/system/rdmactl-serve.service",
 		"/usr/share/doc/rdmactl/copyright",
+		"/usr/share/doc/rdmactl/changelog.gz",
 	} {
 		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
 			t.Errorf("%s missing or empty after dpkg -i (%v)", p, err)
@@ -63,7 +64,7 @@ func TestSingleInstallDeb(t *testing.T) {
 			t.Errorf("rdmactl-rxe.service lacks %q:\n%s", want, unit)
 		}
 	}
-	if man := sh(t, time.Minute, "man -l /usr/share/man/man1/rdmactl-ping.1 | col -b"); !strings.Contains(man.Stdout, "EXIT STATUS") || !strings.Contains(man.Stdout, "EXAMPLES") {
+	if man := sh(t, time.Minute, "man -l /usr/share/man/man1/rdmactl-ping.1.gz | col -b"); !strings.Contains(man.Stdout, "EXIT STATUS") || !strings.Contains(man.Stdout, "EXAMPLES") {
 		t.Errorf("man -l rdmactl-ping.1 lacks EXIT STATUS or EXAMPLES:\n%s", man.Stdout)
 	}
 	real := run(t, time.Minute, "ibv_devinfo")

@@ -42,8 +42,8 @@ func TestSingleJSONOnFailure(t *testing.T) {
 		if dec.More() || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 0 {
 			t.Errorf("rdmactl %s: more than one compact document on stdout:\n%s", what, r.Stdout)
 		}
-		if doc.SchemaVersion != 1 || doc.OK == nil || *doc.OK || len(doc.Error) == 0 {
-			t.Errorf("rdmactl %s: want schema_version 1, ok false and an error: %s", what, r.Stdout)
+		if doc.SchemaVersion != 2 || doc.OK == nil || *doc.OK || len(doc.Error) == 0 {
+			t.Errorf("rdmactl %s: want schema_version 2, ok false and an error: %s", what, r.Stdout)
 		}
 	}
 }
@@ -53,7 +53,7 @@ func TestSingleJSONOnFailure(t *testing.T) {
 func TestSingleJSONBigIntegers(t *testing.T) {
 	requireRole(t, "single")
 	r := run(t, time.Minute, rdmactl, "-j", "devinfo", "-d", "rxe0")
-	if r.Code != 0 || !strings.Contains(r.Stdout, `"max_mr_size":"18446744073709551615"`) || !strings.HasPrefix(r.Stdout, `{"schema_version":1,`) {
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"max_mr_size":"18446744073709551615"`) || !strings.HasPrefix(r.Stdout, `{"schema_version":2,`) {
 		t.Errorf("devinfo -j: exit %d\n%s", r.Code, r.Stdout)
 	}
 }

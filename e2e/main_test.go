@@ -10,7 +10,9 @@
 // loaded). When the lab cannot boot, the run fails: it never skips.
 //
 // E2E_MODES=single,twohosts,norxe picks topologies; E2E_RUN=regexp narrows
-// the tests within each (matched after the topology prefix).
+// the tests within each (matched after the topology prefix, or used as it
+// is when it names whole tests: -run TestSingleJSON); a run whose filter
+// selects no lab test fails.
 package e2e
 
 import (
@@ -91,13 +93,9 @@ func runInLab() int {
 		if len(modes) > 0 && !modes[mode.name] {
 			continue
 		}
-		pattern := "^" + mode.prefix
-		extra := labFilter()
-		if extra != "" {
-			pattern += ".*(?:" + extra + ")"
-			if !hasTests(self, pattern) {
-				continue // no test of this topology matches: do not boot it
-			}
+		pattern, ok := modePattern(mode.prefix, labFilter())
+		if !ok || !hasTests(self, pattern) {
+			continue // no test of this topology matches: do not boot it
 		}
 		inner := fmt.Sprintf("RDMACTL_BIN=%s %s -test.v -test.count=1 -test.timeout=%s -test.run '%s'", bin, self, labTimeout, pattern)
 		args := append([]string{"run", "--timeout", strconv.Itoa(int(labTimeout.Seconds()) + 60)}, mode.args...)
@@ -130,6 +128,11 @@ func runInLab() int {
 	if failed > 0 {
 		status = 1
 	}
+	if passed+failed == 0 {
+		// A filter that selects nothing must not read as a green run.
+		fmt.Printf("--- FAIL: no e2e test ran (filter %q; matched after a topology's prefix TestSingle/TestTwoHosts/TestNoRxe, or full test names)\n", labFilter())
+		status = 1
+	}
 	return status
 }
 
@@ -144,6 +147,31 @@ func labFilter() string {
 		return f.Value.String()
 	}
 	return ""
+}
+
+// modePattern is the -test.run pattern for one topology given the user's
+// filter: its alternatives match after the topology's prefix, and a full
+// test name (TestSingleX) selects only in its own topology.
+func modePattern(prefix, filter string) (string, bool) {
+	if filter == "" {
+		return "^" + prefix, true
+	}
+	var alts []string
+	for _, alt := range strings.Split(filter, "|") {
+		alt = strings.TrimPrefix(alt, "^")
+		switch {
+		case strings.HasPrefix(alt, prefix):
+			alts = append(alts, strings.TrimPrefix(alt, prefix))
+		case strings.HasPrefix(alt, "Test"):
+			// another topology's test
+		default:
+			alts = append(alts, alt)
+		}
+	}
+	if len(alts) == 0 {
+		return "", false
+	}
+	return "^" + prefix + ".*(?:" + strings.Join(alts, "|") + ")", true
 }
 
 var resultLine = regexp.MustCompile(`^\s*--- (PASS|FAIL): `)

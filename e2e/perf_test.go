@@ -186,3 +186,78 @@ func TestTwoHostsPerfWriteBW(t *testing.T) {
 		})
 	}
 }
+
+// TestSinglePerfBusyPoll: send_lat --busy-poll (the endpoint's one-call
+// loop) and read_lat --busy-poll against the real perftest, each tool in
+// each role.
+func TestSinglePerfBusyPoll(t *testing.T) {
+	requireRole(t, "single")
+	busy := func(sn string, sa []string, cn string, ca []string) (result, result) {
+		if sn == rdmactl {
+			sa = append(append([]string{}, sa...), "--busy-poll")
+		}
+		if cn == rdmactl {
+			ca = append(append([]string{}, ca...), "--busy-poll")
+		}
+		return singlePair(t)(sn, sa, cn, ca)
+	}
+	for _, test := range []string{"send_lat", "read_lat"} {
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
+				srv, cli := perfPair(t, test, roles[0], roles[1], busy, "-d", "rxe0", "-x", "1", "-n", "200")
+				checkPerf(t, test, srv, cli)
+			})
+		}
+	}
+}
+
+// TestSinglePerfTwoQPs: -q 2 write_bw and read_bw against ib_write_bw -q 2
+// and ib_read_bw -q 2, each tool in each role: two records each way, and
+// the rows count both QPs' messages.
+func TestSinglePerfTwoQPs(t *testing.T) {
+	requireRole(t, "single")
+	for _, test := range []string{"write_bw", "read_bw"} {
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
+				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")
+				checkPerf(t, test, srv, cli)
+				for side, r := range map[string]result{"server": srv, "client": cli} {
+					if l, rr := strings.Count(r.Stdout, " local address:"), strings.Count(r.Stdout, " remote address:"); l != 2 || rr != 2 {
+						t.Errorf("%s printed %d local and %d remote records, want 2 each:\n%s", side, l, rr, r.Stdout)
+					}
+					if m := bwRow.FindStringSubmatch(r.Stdout); m == nil || m[2] != "200" {
+						t.Errorf("%s's row should count 2 × 100 messages: %q", side, m)
+					}
+				}
+			})
+		}
+	}
+}
+
+// durRow is perftest's duration latency row (REPORT_FMT_LAT_DUR).
+var durRow = regexp.MustCompile(`(?m)^ (\d+) +([1-9]\d*) +(\d+\.\d\d) +(\d+\.\d\d) *$`)
+
+// TestSinglePerfLatencyDuration: -D 4 for the three latency tests against
+// the real perftest, each tool in each role: both print the duration
+// table (t_avg, tps) with messages counted.
+func TestSinglePerfLatencyDuration(t *testing.T) {
+	requireRole(t, "single")
+	for _, test := range []string{"send_lat", "write_lat", "read_lat"} {
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
+				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-D", "4")
+				if srv.Code != 0 || cli.Code != 0 {
+					t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+				}
+				for side, r := range map[string]result{"server": srv, "client": cli} {
+					if test == "read_lat" && side == "server" {
+						continue // ib_read_lat's server prints no table
+					}
+					if !strings.Contains(r.Stdout, " #bytes        #iterations       t_avg[usec]    tps average\n") || !durRow.MatchString(r.Stdout) {
+						t.Errorf("%s printed no duration table:\n%s", side, r.Stdout)
+					}
+				}
+			})
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -147,9 +148,24 @@ func TestSinglePingStats(t *testing.T) {
 	if cli.Code != 0 {
 		t.Fatalf("client exit %d: %s", cli.Code, cli.Stderr)
 	}
-	for _, want := range []string{"10 iterations", "min/avg/max/mdev", "p99"} {
+	for _, want := range []string{"10 iterations", "min/avg/max/mdev", "rtt p50/p90/p99/p99.9 = ", "cpu per iteration "} {
 		if !strings.Contains(cli.Stdout, want) {
 			t.Errorf("--stats output lacks %q:\n%s", want, cli.Stdout)
 		}
+	}
+	// --json: percentiles and the CPU time per iteration beside the RTTs
+	_, js := pingPair(t, rdmactl, rdmactl, flags, append(flags, "--json"), freshPort())
+	var doc struct {
+		Completed int                `json:"completed"`
+		RTTMs     []float64          `json:"rtt_ms"`
+		Summary   map[string]float64 `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(js.Stdout), &doc); err != nil || js.Code != 0 {
+		t.Fatalf("--json exit %d, %v: %s", js.Code, err, js.Stdout)
+	}
+	s := doc.Summary
+	if doc.Completed != 10 || len(doc.RTTMs) != 10 || s["cpu_per_iteration_us"] <= 0 ||
+		s["p50_ms"] < s["min_ms"] || s["p99_9_ms"] > s["max_ms"] || s["p90_ms"] < s["p50_ms"] {
+		t.Errorf("--json summary %s", js.Stdout)
 	}
 }

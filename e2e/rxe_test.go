@@ -87,6 +87,36 @@ func TestNoRxeDoctorFailsWithoutDevice(t *testing.T) {
 	}
 }
 
+// TestNoRxeDoctorKernelWithoutRxe: on a kernel whose module index has no
+// rdma_rxe, doctor must not send the user to `rxe add` (which would fail
+// loading the module); both failing checks name the module as missing.
+func TestNoRxeDoctorKernelWithoutRxe(t *testing.T) {
+	requireRole(t, "single")
+	// /lib/modules is read-only in the lab: mount an index without rdma_rxe over it.
+	dep := "/lib/modules/$(uname -r)/modules.dep"
+	// Earlier tests may have loaded rdma_rxe; with no device left it unloads.
+	if r := sh(t, time.Minute, "if grep -q '^rdma_rxe ' /proc/modules; then rmmod rdma_rxe; fi && grep -v rdma_rxe "+dep+" >/tmp/modules.dep.norxe && mount --bind /tmp/modules.dep.norxe "+dep); r.Code != 0 {
+		t.Fatalf("hiding rdma_rxe: %s%s", r.Stdout, r.Stderr)
+	}
+	defer sh(t, time.Minute, "umount "+dep)
+	res := run(t, time.Minute, rdmactl, "doctor")
+	if res.Code != 1 {
+		t.Fatalf("doctor: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for _, line := range strings.Split(res.Stdout, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		switch fields[1] {
+		case "active-port", "kernel-modules":
+			if fields[0] != "fail" || strings.Contains(line, "rxe add") || !strings.Contains(line, "rdma_rxe") {
+				t.Errorf("want a failure naming the missing rdma_rxe, without 'rxe add':\n%s", line)
+			}
+		}
+	}
+}
+
 // TestSingleDoctor: passes on the configured lab, then fails with the right
 // check when one thing at a time is broken.
 func TestSingleDoctor(t *testing.T) {

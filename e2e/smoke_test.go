@@ -50,8 +50,8 @@ func parseSmoke(t *testing.T, r result) smokeDoc {
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("smoke --json stdout is not one JSON document: %v\n%s\nstderr: %s", err, r.Stdout, r.Stderr)
 	}
-	if doc.SchemaVersion != 1 {
-		t.Errorf("schema_version %d, want 1", doc.SchemaVersion)
+	if doc.SchemaVersion != 2 {
+		t.Errorf("schema_version %d, want 2", doc.SchemaVersion)
 	}
 	return doc
 }
@@ -245,6 +245,11 @@ func TestSingleSmokeLoopback(t *testing.T) {
 	if r.Code != 0 || !doc.OK || len(doc.Local) == 0 || len(doc.Peers) != 1 || doc.Peers[0].Peer != "10.9.0.1" {
 		t.Fatalf("loopback smoke: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// --bw: the temporary responder answers write_bw on a free port too.
+	bw := run(t, time.Minute, rdmactl, "smoke", "--bw", "--json")
+	if c := smokeChecks(t, bw)["write_bw"]; bw.Code != 0 || !c.OK || c.Bandwidth == nil {
+		t.Errorf("loopback smoke --bw: exit %d\n%s%s", bw.Code, bw.Stdout, bw.Stderr)
+	}
 	noRDMALeft(t)
 }
 
@@ -325,8 +330,8 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	noRDMALeft(t)
 }
 
-// TestTwoHostsSmoke: serve on B, smoke from A passes; with serve stopped
-// smoke fails and names the checks that failed.
+// TestTwoHostsSmoke: serve on B, smoke from A passes, with --bw too; with
+// serve stopped smoke fails and names the checks that failed.
 func TestTwoHostsSmoke(t *testing.T) {
 	requireRole(t, "a")
 	pidFile := "/tmp/rdmactl-serve.pid"
@@ -344,12 +349,19 @@ func TestTwoHostsSmoke(t *testing.T) {
 	if r.Code != 0 || !doc.OK {
 		t.Errorf("smoke A -> B with serve on B: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// --bw across the two kernels: write_bw against B's serve on 18515.
+	bw := run(t, 2*time.Minute, rdmactl, "smoke", "10.9.1.2", "--bw", "--json")
+	if c := smokeChecks(t, bw)["write_bw"]; bw.Code != 0 || !c.OK || c.Bandwidth == nil || c.Bandwidth.AvgMBps < 1 {
+		t.Errorf("smoke --bw A -> B: exit %d\n%s%s", bw.Code, bw.Stdout, bw.Stderr)
+	} else {
+		t.Logf("smoke --bw A -> B: %s", c.Message)
+	}
 
 	if r := remote(t, time.Minute, "kill -TERM $(cat "+pidFile+")"); r.Code != 0 {
 		t.Fatalf("cannot stop serve on B: %+v", r)
 	}
 	stopped := run(t, 2*time.Minute, labRemote, "--wait", "serve", "60")
-	if stopped.Code != 0 || logLines(stopped.Stdout)["ping ok"] != 1 || logLines(stopped.Stdout)["demo ok"] != 1 {
+	if n := logLines(stopped.Stdout); stopped.Code != 0 || n["ping ok"] != 2 || n["demo ok"] != 2 || n["write_bw ok"] != 1 {
 		t.Errorf("serve on B: exit %d, log:\n%s%s", stopped.Code, stopped.Stdout, stopped.Stderr)
 	}
 	if r := remote(t, time.Minute, "rdma res show qp | grep -v 'type GSI'; rdma res show cm_id"); strings.TrimSpace(r.Stdout) != "" {

@@ -29,6 +29,13 @@ size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" -e "s/@LIBC@/$libc/" \
 	"$here/deb/control" >"$stage/DEBIAN/control"
 install -D -m 0644 "$repo/LICENSE" "$stage/usr/share/doc/rdmactl/copyright"
+# Debian policy: man pages and the changelog gzipped, without timestamps (-n).
+gzip -9n "$stage"/usr/share/man/man1/*.1
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+date=$(git -C "$repo" log -1 --format=%aD 2>/dev/null || date -R)
+printf 'rdmactl (%s) unstable; urgency=medium\n\n  * Built from commit %s; see the project history for changes.\n\n -- %s  %s\n' \
+	"$version" "$commit" "$(sed -n 's/^Maintainer: //p' "$here/deb/control")" "$date" |
+	gzip -9n >"$stage/usr/share/doc/rdmactl/changelog.gz"
 install -m 0755 "$here/deb/postinst" "$here/deb/prerm" "$stage/DEBIAN/"
 mkdir -p "$out"
 deb="$out/rdmactl_${version}_${arch}.deb"

@@ -23,7 +23,14 @@
 #   rss   peak RSS (VmHWM) of a -P ping server, rdmactl's and rping's, after
 #         1 and after BENCH_CLIENTS clients (in the last boot only)
 #   floor ib_send_lat's typical latency on the same device (if installed)
-# BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix.
+#   perf  (not in the default parts) ib_write_bw<->ib_write_bw against
+#         rdmactl perf write_bw<->rdmactl at 64 KiB (BENCH_PERF_ITERS, default
+#         5000 messages): BW average MB/s and CPU (user+sys of both sides),
+#         and ib_send_lat<->ib_send_lat against rdmactl perf send_lat (adaptive
+#         wait, and --busy-poll): t_typical; ROUNDS alternating rounds, every
+#         round and the best recorded; BENCH_BEFORE runs in the rounds too
+# BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
+# BENCH_OUT (default bench/results.json) is where the host side writes.
 # Binaries run from the guest's tmpfs. Servers are awaited with
 # `rdma res show cm_id`, never a fixed sleep.
 set -euo pipefail
@@ -35,7 +42,7 @@ runs=${BENCH_RUNS:-10}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 host() {
-	local bin=${1:-bin/rdmactl} smp out=bench/results.json log
+	local bin=${1:-bin/rdmactl} smp out=${BENCH_OUT:-bench/results.json} log
 	local records=() before="" commit
 	commit=$(git describe --always --dirty 2>/dev/null || echo unknown) # what was measured
 	[ -x "$bin" ] || { echo "bench: no binary $bin (make build)" >&2; exit 2; }
@@ -216,6 +223,10 @@ guest() {
 		rss "$rping" "$rping" "rping -s -P"
 	fi
 
+	if [[ $parts == *" perf "* ]]; then
+		perf_part "$ours" "$before"
+	fi
+
 	if [[ $parts != *" floor "* ]]; then
 		:
 	elif command -v ib_send_lat >/dev/null; then
@@ -238,6 +249,85 @@ guest() {
 	else
 		echo "floor        ib_send_lat not installed (apt-get install perftest)"
 	fi
+}
+
+# perf_pair TOOL-SERVER TOOL-CLIENT ARGS…: one perftest-style pair on rxe0;
+# prints the client's last table row, then "cpu SECONDS" (both sides).
+perf_pair() {
+	local server=$1 client=$2 i
+	shift 2
+	port=$((port + 1))
+	$TIME -f '%U %S' -o /tmp/bench/srv.t $server -p $port "$@" >/dev/null 2>&1 &
+	local spid=$!
+	for i in $(seq 2000); do
+		[ -n "$(ss -Hltn "sport = :$port")" ] && break
+		kill -0 $spid 2>/dev/null || { echo "bench: $server did not listen" >&2; return 1; }
+	done
+	$TIME -f '%U %S' -o /tmp/bench/cli.t $client -p $port "$@" 10.9.0.1 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5' | tail -1
+	wait $spid || true
+	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
+}
+
+# perf_part: write_bw MB/s and send_lat t_typical, perftest against rdmactl
+# perf, alternating, in this boot.
+perf_part() {
+	local ours=$1 before=$2 gid iters=${BENCH_PERF_ITERS:-5000} r v name s c out row cpu
+	gid=$(rdma_gid_index)
+	if ! command -v ib_write_bw >/dev/null; then
+		echo "perf         perftest not installed (apt-get install perftest)"
+		return
+	fi
+	local bw lat
+	bw=$(stage ib_write_bw)
+	lat=$(stage ib_send_lat)
+	local common=(-d rxe0 -x "$gid")
+	local variants=("ib_write_bw|$bw|$bw" "rdmactl|$ours perf write_bw|$ours perf write_bw")
+	[ -n "$before" ] && variants+=("rdmactl before|$before perf write_bw|$before perf write_bw")
+	declare -A best=() all=() bcpu=()
+	for r in $(seq "$rounds"); do
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name s c <<<"$v"
+			out=$(perf_pair "$s" "$c" "${common[@]}" -s 65536 -n "$iters") || return 1
+			row=$(echo "$out" | awk 'NR == 1 { print $4 }')
+			cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
+			[ -n "$row" ] || { echo "bench: $name write_bw printed no row" >&2; return 1; }
+			printf 'write_bw 64K  %-14s round %d  %8.2f MB/s  cpu %6.2f s   load %s\n' "$name" "$r" "$row" "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg)"
+			all[$name]="${all[$name]:+${all[$name]}, }$row"
+			if [ -z "${best[$name]:-}" ] || awk -v a="$row" -v b="${best[$name]}" 'BEGIN{exit !(a > b)}'; then
+				best[$name]=$row bcpu[$name]=$cpu
+			fi
+		done
+	done
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name s c <<<"$v"
+		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[ib_write_bw]}" 'BEGIN {
+			printf "write_bw 64K  %-14s best %8.2f MB/s (%.2fx ib_write_bw)\n", n, b, b/ref }'
+		record "\"test\": \"perf-write_bw\", \"tool\": \"$name\", \"size\": 65536, \"iterations\": $iters, \"bw_avg_mbs\": ${best[$name]}, \"bw_avg_mbs_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ib_write_bw\": $(awk -v b="${best[$name]}" -v ref="${best[ib_write_bw]}" 'BEGIN{printf "%.3f", b/ref}')"
+	done
+	unset best all bcpu
+	variants=("ib_send_lat|$lat|$lat" "rdmactl|$ours perf send_lat|$ours perf send_lat" "rdmactl --busy-poll|$ours perf send_lat --busy-poll|$ours perf send_lat --busy-poll")
+	[ -n "$before" ] && variants+=("rdmactl before|$before perf send_lat|$before perf send_lat"
+		"rdmactl before --busy-poll|$before perf send_lat --busy-poll|$before perf send_lat --busy-poll")
+	declare -A best=() all=()
+	for r in $(seq "$rounds"); do
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name s c <<<"$v"
+			out=$(perf_pair "$s" "$c" "${common[@]}" -n "$count") || return 1
+			row=$(echo "$out" | awk 'NR == 1 { print $5 }')
+			[ -n "$row" ] || { echo "bench: $name send_lat printed no row" >&2; return 1; }
+			printf 'send_lat 2B   %-26s round %d  t_typical %8.2f us   load %s\n' "$name" "$r" "$row" "$(cut -d' ' -f1-3 /proc/loadavg)"
+			all[$name]="${all[$name]:+${all[$name]}, }$row"
+			if [ -z "${best[$name]:-}" ] || awk -v a="$row" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
+				best[$name]=$row
+			fi
+		done
+	done
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name s c <<<"$v"
+		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN {
+			printf "send_lat 2B   %-26s best t_typical %8.2f us (%.2fx ib_send_lat)\n", n, b, b/ref }'
+		record "\"test\": \"perf-send_lat\", \"tool\": \"$name\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$name]}, \"t_typical_us_rounds\": [${all[$name]}], \"vs_ib_send_lat\": $(awk -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN{printf "%.3f", b/ref}')"
+	done
 }
 
 # rdma_gid_index is rxe0's GID index of 10.9.0.1 (RoCE v2).

@@ -28,6 +28,7 @@ check cmd ib_write_bw perftest
 check cmd ibv_devinfo ibverbs-utils
 check cmd rdma iproute2
 check cmd iptables iptables
+check cmd lintian lintian # make deb
 check file /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ibverbs-providers
 check file /etc/libibverbs.d/rxe.driver ibverbs-providers
 # The initramfs needs a static busybox with modprobe (grep -q on a pipe

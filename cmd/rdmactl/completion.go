@@ -2,135 +2,144 @@ package main
 
 import (
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 
-	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Completion that knows the host: RDMA devices, their ports and GIDs, the
-// RoCE addresses and the netdevs, read from sysfs only — no device is
-// opened, no module loaded, nothing waited for — and silent on errors
-// (an empty list, never a message in the middle of the user's line).
-
-// sysfs roots; tests point them at a fake tree.
-var (
-	rdmaClassDir = rdma.SysfsClassDir
-	netClassDir  = "/sys/class/net"
-)
+// RoCE addresses and the netdevs, read through the factory's Host (sysfs
+// and rtnetlink) — no device is opened, no module loaded, nothing waited
+// for — and silent on errors (an empty list, never a message in the middle
+// of the user's line).
 
 type completeFunc = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
 
+const noFiles = cobra.ShellCompDirectiveNoFileComp
+
+// completer answers completion requests from what the host shows.
+type completer struct {
+	host func() host.Host
+}
+
 // registerCompletions attaches the host-aware completions to every command
 // of the tree by flag name, so that commands need no completion code.
-func registerCompletions(root *cobra.Command) {
+func registerCompletions(root *cobra.Command, f *cli.Factory) {
+	c := completer{host: f.Host}
 	byFlag := map[string]completeFunc{
-		"ib-dev":  completeDevices,
-		"ib-port": completePorts,
-		"gid-idx": completeGIDIndexes,
-		"addr":    completeRoCEAddrs,
-		"source":  completeRoCEAddrs,
-		"ip":      completeRoCEAddrs,
+		"ib-dev":  c.devices,
+		"ib-port": c.ports,
+		"gid-idx": c.gidIndexes,
+		"addr":    c.roceAddrs,
+		"source":  c.roceAddrs,
+		"ip":      c.roceAddrs,
 	}
 	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
+	walk = func(cmd *cobra.Command) {
 		for name, fn := range byFlag {
-			if c.Flags().Lookup(name) != nil {
-				_ = c.RegisterFlagCompletionFunc(name, fn)
+			if cmd.Flags().Lookup(name) != nil {
+				_ = cmd.RegisterFlagCompletionFunc(name, fn)
 			}
 		}
-		for _, sub := range c.Commands() {
+		for _, sub := range cmd.Commands() {
 			walk(sub)
 		}
 	}
 	walk(root)
 	if add, _, err := root.Find([]string{"rxe", "add"}); err == nil && add.Name() == "add" {
-		add.ValidArgsFunction = firstArgOnly(completeFreeNetdevs)
+		add.ValidArgsFunction = firstArgOnly(c.freeNetdevs)
 	}
 	if rm, _, err := root.Find([]string{"rxe", "remove"}); err == nil && rm.Name() == "remove" {
-		rm.ValidArgsFunction = firstArgOnly(completeRxeLinks)
+		rm.ValidArgsFunction = firstArgOnly(c.rxeLinks)
 	}
 }
 
 func firstArgOnly(fn completeFunc) completeFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil, noFiles
 		}
 		return fn(c, args, toComplete)
 	}
 }
 
-const noFiles = cobra.ShellCompDirectiveNoFileComp
-
-func completeDevices(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func (c completer) devices(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	var out []string
-	for _, d := range rdmaDevices() {
+	for _, d := range c.rdmaDevices() {
 		desc := "RDMA device"
-		if parent := readSysfs(filepath.Join(rdmaClassDir, d, "parent")); parent != "" {
-			desc = "Soft-RoCE on " + parent
+		if d.IsRxe() {
+			desc = "Soft-RoCE on " + d.Parent
 		}
-		out = append(out, d+"\t"+desc)
+		out = append(out, d.Name+"\t"+desc)
 	}
 	return out, noFiles
 }
 
-func completePorts(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	dev := chosenDevice(c)
+func (c completer) ports(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	dev, ok := c.chosenDevice(cmd)
+	if !ok {
+		return nil, noFiles
+	}
 	var out []string
-	for _, p := range devicePorts(dev) {
-		state := readSysfs(filepath.Join(rdmaClassDir, dev, "ports", strconv.Itoa(p), "state"))
-		if _, name, ok := strings.Cut(state, ":"); ok {
-			state = strings.TrimSpace(name)
-		}
-		out = append(out, fmt.Sprintf("%d\t%s port %d %s", p, dev, p, state))
+	for _, p := range dev.Ports {
+		out = append(out, fmt.Sprintf("%d\t%s port %d %s", p.Num, dev.Name, p.Num, p.State))
 	}
 	return out, noFiles
 }
 
-func completeGIDIndexes(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	dev := chosenDevice(c)
-	port := 1
-	if fl := c.Flags().Lookup("ib-port"); fl != nil && fl.Changed {
-		if n, err := strconv.Atoi(fl.Value.String()); err == nil {
-			port = n
-		}
-	}
+func (c completer) gidIndexes(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 	var out []string
-	for _, g := range portGIDs(dev, port) {
-		desc := g.typ + " " + g.addrText()
-		if g.netdev != "" {
-			desc += " (" + g.netdev + ")"
+	if dev, ok := c.chosenDevice(cmd); ok {
+		port := 1
+		if fl := cmd.Flags().Lookup("ib-port"); fl != nil && fl.Changed {
+			if n, err := strconv.Atoi(fl.Value.String()); err == nil {
+				port = n
+			}
 		}
-		out = append(out, fmt.Sprintf("%d\t%s", g.index, desc))
+		gids, _ := c.host().PortGIDs(dev.Name, port)
+		for _, g := range gids {
+			desc := g.Type.String() + " " + gidText(g.GID)
+			if g.Netdev != "" {
+				desc += " (" + g.Netdev + ")"
+			}
+			out = append(out, fmt.Sprintf("%d\t%s", g.Index, desc))
+		}
 	}
-	if c.Name() == "demo" {
+	if cmd.Name() == "demo" {
 		out = append(out, "auto\tthe RoCE v2 GID of the TCP connection's address")
 	}
 	return out, noFiles
 }
 
-// completeRoCEAddrs offers the IPv4 addresses that have a RoCE v2 GID:
-// the ones rdma_cm and the demo can actually use.
-func completeRoCEAddrs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// gidText shows an IPv4-mapped GID as its IPv4 address, as show_gids does.
+func gidText(g rdma.GID) string {
+	if a, ok := g.IPv4(); ok {
+		return a.String()
+	}
+	return g.String()
+}
+
+// roceAddrs offers the IPv4 addresses that have a RoCE v2 GID: the ones
+// rdma_cm and the demo can actually use.
+func (c completer) roceAddrs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	var out []string
 	seen := map[string]bool{}
-	for _, dev := range rdmaDevices() {
-		for _, p := range devicePorts(dev) {
-			for _, g := range portGIDs(dev, p) {
-				a, ok := g.ipv4()
-				if !ok || g.typ != "RoCE v2" || seen[a.String()] {
+	for _, dev := range c.rdmaDevices() {
+		for _, p := range dev.Ports {
+			gids, _ := c.host().PortGIDs(dev.Name, p.Num)
+			for _, g := range gids {
+				a, ok := g.GID.IPv4()
+				if !ok || g.Type != rdma.GIDTypeRoCEv2 || seen[a.String()] {
 					continue
 				}
 				seen[a.String()] = true
-				desc := fmt.Sprintf("%s port %d", dev, p)
-				if g.netdev != "" {
-					desc += " on " + g.netdev
+				desc := fmt.Sprintf("%s port %d", dev.Name, p.Num)
+				if g.Netdev != "" {
+					desc += " on " + g.Netdev
 				}
 				out = append(out, a.String()+"\t"+desc)
 			}
@@ -139,44 +148,41 @@ func completeRoCEAddrs(*cobra.Command, []string, string) ([]string, cobra.ShellC
 	return out, noFiles
 }
 
-// completeFreeNetdevs offers the netdevs `rxe add` can use: not loopback
-// and not already carrying an RDMA device.
-func completeFreeNetdevs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// freeNetdevs offers the netdevs `rxe add` can use: Ethernet ones (which
+// leaves out loopback and tunnels) not already carrying an RDMA device.
+func (c completer) freeNetdevs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	taken := map[string]bool{}
-	for _, dev := range rdmaDevices() {
-		if parent := readSysfs(filepath.Join(rdmaClassDir, dev, "parent")); parent != "" {
-			taken[parent] = true
+	for _, dev := range c.rdmaDevices() {
+		if dev.IsRxe() {
+			taken[dev.Parent] = true
 		}
-		for _, p := range devicePorts(dev) {
-			for _, g := range portGIDs(dev, p) {
-				if g.netdev != "" {
-					taken[g.netdev] = true
+		for _, p := range dev.Ports {
+			gids, _ := c.host().PortGIDs(dev.Name, p.Num)
+			for _, g := range gids {
+				if g.Netdev != "" {
+					taken[g.Netdev] = true
 				}
 			}
 		}
 	}
-	entries, err := os.ReadDir(netClassDir)
+	netdevs, err := c.host().Netdevs()
 	if err != nil {
 		return nil, noFiles
 	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		// ARPHRD_ETHER (1) only: rdma_rxe needs Ethernet, which also
-		// leaves out loopback (772) and tunnels.
-		if taken[name] || readSysfs(filepath.Join(netClassDir, name, "type")) != "1" {
-			continue
+	for _, n := range netdevs {
+		if n.Ethernet && !taken[n.Name] {
+			out = append(out, n.Name+"\tnetdev, "+n.State)
 		}
-		out = append(out, name+"\t"+"netdev, "+readSysfs(filepath.Join(netClassDir, name, "operstate")))
 	}
 	return out, noFiles
 }
 
-func completeRxeLinks(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func (c completer) rxeLinks(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	var out []string
-	for _, dev := range rdmaDevices() {
-		if parent := readSysfs(filepath.Join(rdmaClassDir, dev, "parent")); parent != "" {
-			out = append(out, dev+"\tSoft-RoCE on "+parent)
+	for _, dev := range c.rdmaDevices() {
+		if dev.IsRxe() {
+			out = append(out, dev.Name+"\tSoft-RoCE on "+dev.Parent)
 		}
 	}
 	return out, noFiles
@@ -184,104 +190,24 @@ func completeRxeLinks(*cobra.Command, []string, string) ([]string, cobra.ShellCo
 
 // chosenDevice is the -d value already on the line, else the first device
 // (the one every command defaults to).
-func chosenDevice(c *cobra.Command) string {
-	if fl := c.Flags().Lookup("ib-dev"); fl != nil && fl.Value.String() != "" {
-		return fl.Value.String()
+func (c completer) chosenDevice(cmd *cobra.Command) (host.Device, bool) {
+	devs := c.rdmaDevices()
+	want := ""
+	if fl := cmd.Flags().Lookup("ib-dev"); fl != nil {
+		want = fl.Value.String()
 	}
-	if devs := rdmaDevices(); len(devs) > 0 {
-		return devs[0]
+	for _, d := range devs {
+		if want == "" || d.Name == want {
+			return d, true
+		}
 	}
-	return ""
+	return host.Device{}, false
 }
 
-func rdmaDevices() []string {
-	entries, err := os.ReadDir(rdmaClassDir)
+func (c completer) rdmaDevices() []host.Device {
+	devs, err := c.host().Devices()
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
-func devicePorts(dev string) []int {
-	if dev == "" {
-		return nil
-	}
-	entries, err := os.ReadDir(filepath.Join(rdmaClassDir, dev, "ports"))
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, n)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-type sysfsGID struct {
-	index  int
-	addr   netip.Addr
-	typ    string
-	netdev string
-}
-
-func (g sysfsGID) ipv4() (netip.Addr, bool) {
-	if g.addr.Is4In6() {
-		return g.addr.Unmap(), true
-	}
-	return netip.Addr{}, false
-}
-
-// addrText shows an IPv4-mapped GID as its IPv4 address, as show_gids does.
-func (g sysfsGID) addrText() string {
-	if a, ok := g.ipv4(); ok {
-		return a.String()
-	}
-	return g.addr.String()
-}
-
-// portGIDs reads the populated entries of one port's GID table; an unused
-// entry reads as zeros and its type file fails.
-func portGIDs(dev string, port int) []sysfsGID {
-	if dev == "" {
-		return nil
-	}
-	dir := filepath.Join(rdmaClassDir, dev, "ports", strconv.Itoa(port))
-	entries, err := os.ReadDir(filepath.Join(dir, "gids"))
-	if err != nil {
-		return nil
-	}
-	var out []sysfsGID
-	for _, e := range entries {
-		idx, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		addr, err := netip.ParseAddr(readSysfs(filepath.Join(dir, "gids", e.Name())))
-		if err != nil || addr.IsUnspecified() {
-			continue
-		}
-		typ := readSysfs(filepath.Join(dir, "gid_attrs", "types", e.Name()))
-		if typ == "" {
-			continue
-		}
-		out = append(out, sysfsGID{index: idx, addr: addr, typ: typ, netdev: readSysfs(filepath.Join(dir, "gid_attrs", "ndevs", e.Name()))})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
-	return out
-}
-
-// readSysfs returns a trimmed attribute, or "" when it cannot be read.
-func readSysfs(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	return devs
 }

@@ -16,10 +16,11 @@ func newCmdDevices(f *cli.Factory, runF func(*devinfo.DevicesOptions) error) *co
 		Args:  wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.JSON
+			opts.Source, opts.IO = f.RDMA(), f.IO
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.RunDevices(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
+			return devinfo.RunDevices(*opts)
 		},
 	}
 }

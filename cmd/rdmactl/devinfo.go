@@ -27,10 +27,11 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			// ibv_devinfo reads no environment or config: neither does
 			// its emulation (RDMACTL_DEVICE must not hide devices).
 			opts.JSON = f.JSON
+			opts.Source, opts.IO = f.RDMA(), f.IO
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.Run(f.RDMA(), *opts, f.IO.Out, f.IO.ErrOut)
+			return devinfo.Run(*opts)
 		},
 	}
 	// ibv_devinfo exits 255 on an option it does not know (getopt, then

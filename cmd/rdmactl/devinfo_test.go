@@ -14,6 +14,7 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/devinfo/devinfotest"
 	"github.com/rdmactl/rdmactl/pkg/gids"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 const devinfoTestdata = "../../pkg/devinfo/testdata"
@@ -32,7 +33,7 @@ func isolateConfig(t *testing.T) {
 
 func newTestFactory() (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
-	return &cli.Factory{IO: cli.Test(nil, &out, &errOut)}, &out, &errOut
+	return &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: func() rdma.Stack { return nil }}, &out, &errOut
 }
 
 func runDevinfoCmd(t *testing.T, f *cli.Factory, args ...string) (*devinfo.Options, error) {
@@ -82,7 +83,8 @@ func TestDevinfoArgsLikeIBVDevinfo(t *testing.T) {
 				t.Fatalf("%q: %v", args, err)
 			}
 			var out, errOut bytes.Buffer
-			err = devinfo.Run(src, *opts, &out, &errOut)
+			opts.Source, opts.IO = src, cli.Test(nil, &out, &errOut)
+			err = devinfo.Run(*opts)
 			status, _ := strconv.Atoi(strings.TrimSpace(read("status")))
 			if out.String() != read("stdout") || errOut.String() != read("stderr") || cli.ExitCode(err) != status {
 				t.Errorf("%q parsed as %+v: stdout/stderr/exit differ from ibv_devinfo's\nstdout:\n%s\nstderr: %q exit %d",
@@ -100,7 +102,7 @@ func TestDevinfoLongFlagsAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := devinfo.Options{Device: "rxe1", Port: "1", List: true, Verbose: true, JSON: true}
+	want := devinfo.Options{Device: "rxe1", Port: "1", List: true, Verbose: true, JSON: true, IO: f.IO}
 	if *got != want {
 		t.Errorf("got %+v, want %+v", *got, want)
 	}
@@ -178,7 +180,7 @@ func TestGidsFlags(t *testing.T) {
 	isolateConfig(t)
 	f, _, _ := newTestFactory()
 	f.JSON = true
-	want := gids.Options{Device: "rxe0", Port: "1", IP: "10.9.0.1", JSON: true}
+	want := gids.Options{Device: "rxe0", Port: "1", IP: "10.9.0.1", JSON: true, IO: f.IO}
 	for _, args := range [][]string{
 		{"-d", "rxe0", "-p", "1", "--ip", "10.9.0.1"},
 		{"--ib-dev=rxe0", "--ib-port=1", "--ip=10.9.0.1"},

@@ -27,10 +27,11 @@ GID index (-g) to use on the host that has that address.`,
 			opts.Device = v.GetString(cli.KeyDevice)
 			opts.Port = v.GetString(cli.KeyIBPort)
 			opts.JSON = f.JSON
+			opts.Source, opts.IO = f.RDMA(), f.IO
 			if runF != nil {
 				return runF(opts)
 			}
-			return gids.Run(f.RDMA(), *opts, f.IO)
+			return gids.Run(*opts)
 		},
 	}
 	fl := cmd.Flags()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -10,11 +9,13 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // PerfOptions is what `rdmactl perf` runs with.
 type PerfOptions struct {
-	IO *cli.IOStreams
+	IO   *cli.IOStreams
+	RDMA func() rdma.Stack
 	perf.Options
 }
 
@@ -25,7 +26,7 @@ func newCmdPerf(f *cli.Factory, runF func(*PerfOptions) error) *cobra.Command {
 		duration int
 		cpuFreq  bool
 	)
-	opts := &PerfOptions{IO: f.IO}
+	opts := &PerfOptions{IO: f.IO, RDMA: f.RDMA}
 	cmd := &cobra.Command{
 		Use:   "perf TEST [SERVER]",
 		Short: "Bandwidth and latency tests that speak perftest's protocol (ib_write_bw, ib_send_lat, …)",
@@ -67,9 +68,6 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 			if duration < 0 {
 				return cli.Usagef("invalid -D %d: the duration is a number of seconds", duration)
 			}
-			if duration > 0 && t != perf.WriteBW && t != perf.ReadBW {
-				return cli.Usagef("-D is supported for write_bw and read_bw; give -n for %s", t)
-			}
 			if opts.IBPort < 1 || opts.IBPort > 255 {
 				return cli.Usagef("invalid -i %d: ports are numbered 1 to 255", opts.IBPort)
 			}
@@ -78,9 +76,6 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 			}
 			if opts.Timeout <= 0 {
 				return cli.Usagef("invalid --timeout %v: must be positive", opts.Timeout)
-			}
-			if opts.RDMACM {
-				return cli.Usagef("-R (rdma_cm connection) is not supported yet; run without -R")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -97,12 +92,12 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.IntVarP(&opts.Iters, "iters", "n", 0, "iterations (default 5000 for write_bw, 1000 otherwise)")
 	fl.IntVarP(&duration, "duration", "D", 0, "run for this many seconds instead of -n iterations")
 	fl.IntVarP(&opts.TCPPort, "port", "p", perf.DefaultTCPPort, "TCP port of the out-of-band exchange")
-	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (1 for now)")
+	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (write_bw and read_bw: 1 to 16)")
 	fl.IntVarP(&opts.TxDepth, "tx-depth", "t", 0, "send queue depth (default 128 for BW tests, 1 for latency)")
 	fl.IntVarP(&mtu, "mtu", "m", 0, "path MTU in bytes: 256 … 4096 (default: the port's active MTU)")
 	fl.BoolVarP(&cpuFreq, "CPU-freq", "F", false, "accepted for perftest compatibility (rdmactl times with the monotonic clock)")
 	fl.BoolVar(&opts.Gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
-	fl.BoolVarP(&opts.RDMACM, "rdma_cm", "R", false, "connect the QPs with rdma_cm (not supported yet)")
+	fl.BoolVarP(&opts.RDMACM, "rdma_cm", "R", false, "exchange and connect the QPs over rdma_cm, as perftest -R (write_bw and send_lat)")
 	fl.BoolVar(&opts.BusyPoll, "busy-poll", false, "latency tests spin on the completion queue, as perftest does")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for the peer at each step")
 	return cmd
@@ -120,15 +115,16 @@ func parsePerfGID(s string, o *perf.Options) error {
 }
 
 func runPerf(opts *PerfOptions) error {
-	err := perf.Run(opts.Options, perf.RealVerbs{}, opts.IO.Out, opts.IO.ErrOut)
+	err := perf.Run(opts.Options, opts.RDMA(), opts.IO.Out, opts.IO.ErrOut)
 	var usage *perf.UsageError
 	if errors.As(err, &usage) {
 		return cli.Usagef("%v", usage.Err)
 	}
 	var h *perf.HintedError
 	if errors.As(err, &h) {
-		fmt.Fprintf(opts.IO.ErrOut, "rdmactl: %v\nhint: %s\n", err, h.Hint)
-		return cli.SilentExit(cli.ExitFailed)
+		// main prints it ("rdmactl: …" and "hint: …") and, with --json,
+		// puts both in the error document.
+		return cli.WithHint(cli.Failf("%v", err), h.Hint)
 	}
 	return err
 }

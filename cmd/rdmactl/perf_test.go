@@ -42,13 +42,19 @@ func TestPerfFlagsLikePerftest(t *testing.T) {
 	}
 }
 
+func TestPerfRDMACMFlag(t *testing.T) {
+	o, err := runPerfCmd(t, "write_bw", "-R", "10.9.0.1")
+	if err != nil || !o.RDMACM {
+		t.Fatalf("write_bw -R: %v, options %+v", err, o)
+	}
+}
+
 func TestPerfUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"bogus_bw"},
 		{"write_bw", "-x", "abc"},
-		{"send_lat", "-D", "5"},
-		{"write_bw", "-R"},
+		{"send_lat", "-D", "-1"},
 		{"write_bw", "-p", "0"},
 		{"write_bw", "a", "b"},
 	} {

@@ -59,7 +59,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 	)
 	cmd.InitDefaultCompletionCmd()
 	requireSubcommands(cmd)
-	registerCompletions(cmd)
+	registerCompletions(cmd, f)
 	return cmd
 }
 

@@ -24,12 +24,19 @@ func newCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	opts := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve [-a ADDR]",
-		Short: "Answer rping, RC demo and `rdmactl smoke` clients until stopped",
+		Short: "Answer rping, RC demo, ib_write_bw and `rdmactl smoke` clients until stopped",
 		Long: `Run one long-lived responder: rping's server side on the rdma_cm port (7174,
-many clients in a row and at once, as 'rping -s -P') and the RC demo's server
-side on the TCP port (19875; RDMA_RC_example and 'rdmactl demo' clients), which
-is everything 'rdmactl smoke' checks against. The RC demo side opens the RDMA
-device that carries the address the client reached and picks its GID as -g auto.
+many clients in a row and at once, as 'rping -s -P'), the RC demo's server side
+on the TCP port (19875; RDMA_RC_example and 'rdmactl demo' clients) and
+perftest's write_bw server side on perftest's TCP port (18515; 'ib_write_bw HOST'
+and 'rdmactl smoke --bw' clients), which is everything 'rdmactl smoke' checks
+against. The RC demo and write_bw sides open the RDMA device that carries the
+address the client reached and pick its GID as -g auto.
+
+perftest's exchange does not name the test, so the perftest port answers
+write_bw only. It runs one session at a time: a second client waits up to
+--timeout. A write_bw client's whole run must fit in --timeout (its TCP
+connection is silent while it writes): raise it for long -D or -a runs.
 
 One line per client on stdout: time, test, peer, verdict, duration, and on
 failure the error and a hint; with --json one JSON document per line. SIGTERM
@@ -52,6 +59,9 @@ systemd.`,
 			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
 				return err
 			}
+			if err := validPort("--perf-port", opts.PerfPort); err != nil {
+				return err
+			}
 			if opts.Timeout <= 0 {
 				return cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout)
 			}
@@ -67,6 +77,7 @@ systemd.`,
 	fl.StringVarP(&opts.Addr, "addr", "a", "", "address to answer on (default: every address)")
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port for rping clients")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port for RC demo clients")
+	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "TCP port for perftest write_bw clients (ib_write_bw, smoke --bw)")
 	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step")
 	return cmd
 }

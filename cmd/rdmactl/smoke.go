@@ -33,17 +33,21 @@ that hold for every route (modules, uverbs, rdma_cm, provider, an ACTIVE port,
 the firewall, memlock). Per peer, in parallel: the route and RoCE v2 GID toward
 it (as -g auto picks), an rping-protocol ping with round-trip times, and the RC
 demo's SEND, RDMA read and RDMA write, both against 'rdmactl serve' on the peer.
+With --bw also a short perftest write_bw (64 KiB RDMA writes for 1 s) against
+serve's perftest port (18515; ib_write_bw's server answers too); it is off by
+default because it moves data.
 
 Without PEER it runs a loopback: a temporary responder on the first RoCE
 address of this host, checked as a peer.
 
-Output: a table (peer, checks, RTT p50/p99, verdict, then each failure with its
-hint); --json one document; --junit FILE JUnit XML, one testcase per peer and
+Output: a table (peer, checks, RTT p50/p99, with --bw the bandwidth, verdict,
+then each failure with its hint); --json one document; --junit FILE JUnit XML, one testcase per peer and
 check; --prom FILE the node_exporter textfile format. --timeout bounds each
 check. Exit status: 0 when every check passed, 1 when one failed, 2 for
 usage errors.`,
 		Example: `  rdmactl smoke                                   # loopback on this host
   rdmactl smoke 10.9.0.2 10.9.0.3 --timeout 5s
+  rdmactl smoke 10.9.0.2 --bw --json                # adds write_bw MB/s
   rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
   rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -68,6 +72,9 @@ usage errors.`,
 			if err := validPort("--tcp-port", opts.TCPPort); err != nil {
 				return err
 			}
+			if err := validPort("--perf-port", opts.PerfPort); err != nil {
+				return err
+			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
 			h, verbs := f.Host(), f.RDMA()
@@ -87,6 +94,8 @@ usage errors.`,
 	fl.StringVar(&opts.PromFile, "prom", "", "also write the node_exporter textfile format to FILE")
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port of the peers' rdmactl serve")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port of the peers' rdmactl serve")
+	fl.BoolVar(&opts.BW, "bw", false, "also run a short write_bw (64 KiB RDMA writes for 1 s) to each peer")
+	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "perftest TCP port of the peers' rdmactl serve (for --bw)")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -43,8 +44,13 @@ func TestSmokeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Peers) != 0 || o.Count != 10 || o.Timeout != 10*time.Second || o.Concurrency != 8 || o.CMPort != 7174 || o.TCPPort != 19875 {
+	if len(o.Peers) != 0 || o.Count != 10 || o.Timeout != 10*time.Second || o.Concurrency != 8 || o.CMPort != 7174 || o.TCPPort != 19875 ||
+		o.BW || o.PerfPort != 18515 {
 		t.Errorf("defaults %+v", o.Options)
+	}
+	o, _, err = runSmokeCmd(t, false, "--bw", "--perf-port", "18600")
+	if err != nil || !o.BW || o.PerfPort != 18600 {
+		t.Errorf("--bw --perf-port 18600: %+v, %v", o, err)
 	}
 }
 
@@ -59,6 +65,7 @@ func TestSmokeUsageErrors(t *testing.T) {
 		{[]string{"--concurrency", "0"}, "invalid --concurrency 0"},
 		{[]string{"--port", "70000"}, "invalid --port 70000"},
 		{[]string{"--tcp-port", "0"}, "invalid --tcp-port 0"},
+		{[]string{"--bw", "--perf-port", "0"}, "invalid --perf-port 0"},
 	} {
 		_, out, err := runSmokeCmd(t, true, c.args...)
 		if cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(err.Error(), c.want) {
@@ -73,9 +80,12 @@ func TestSmokeUsageErrors(t *testing.T) {
 				Code    int
 			}
 		}
-		if jerr := json.Unmarshal([]byte(out), &doc); jerr != nil || doc.SchemaVersion != 1 || doc.OK == nil || *doc.OK ||
+		if jerr := json.Unmarshal([]byte(out), &doc); jerr != nil || doc.SchemaVersion != 2 || doc.OK == nil || *doc.OK ||
 			doc.Error.Code != cli.ExitUsage || doc.Error.Message != err.Error() {
 			t.Errorf("%v: --json error document %q", c.args, out)
+		}
+		if err := schema.Validate("error", []byte(out)); err != nil {
+			t.Errorf("against its schema: %v", err)
 		}
 	}
 }
@@ -103,10 +113,13 @@ func TestServeFlags(t *testing.T) {
 		t.Errorf("options %+v", o.Config)
 	}
 	o, err = runServeCmd(t)
-	if err != nil || o.Addr != "" || o.CMPort != 7174 || o.TCPPort != 19875 || o.Timeout != 30*time.Second {
+	if err != nil || o.Addr != "" || o.CMPort != 7174 || o.TCPPort != 19875 || o.PerfPort != 18515 || o.Timeout != 30*time.Second {
 		t.Errorf("defaults %+v, %v", o, err)
 	}
-	for _, args := range [][]string{{"10.9.0.1"}, {"--timeout", "-1s"}, {"--port", "0"}} {
+	if o, err = runServeCmd(t, "--perf-port", "18600"); err != nil || o.PerfPort != 18600 {
+		t.Errorf("--perf-port 18600: %+v, %v", o, err)
+	}
+	for _, args := range [][]string{{"10.9.0.1"}, {"--timeout", "-1s"}, {"--port", "0"}, {"--perf-port", "70000"}} {
 		if _, err := runServeCmd(t, args...); cli.ExitCode(err) != cli.ExitUsage {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}

@@ -62,19 +62,35 @@ func newCmdVersion(f *cli.Factory) *cobra.Command {
 		Short: "Print rdmactl's version, its Go version and the libibverbs it runs against",
 		Args:  wantArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprint(f.IO.Out, versionText(f.Version, runtime.Version(), verbsLibrary()))
+			path := verbsLibrary()
+			if f.JSON {
+				return cli.WriteJSON(f.IO.Out, versionDocument{Version: f.Version, Go: runtime.Version(),
+					Platform: runtime.GOOS + "/" + runtime.GOARCH, Libibverbs: path, RDMACore: rdmaCoreRelease(path)})
+			}
+			_, err := fmt.Fprint(f.IO.Out, versionText(f.Version, runtime.Version(), describeVerbsFile(path)))
 			return err
 		},
 	}
+}
+
+// versionDocument is version's --json: rdma_core is empty when the
+// library's file name does not tell the release.
+type versionDocument struct {
+	Version    string `json:"version"`
+	Go         string `json:"go"`
+	Platform   string `json:"platform"`
+	Libibverbs string `json:"libibverbs"`
+	RDMACore   string `json:"rdma_core"`
 }
 
 func versionText(v, goVersion, verbs string) string {
 	return fmt.Sprintf("rdmactl %s\n%s %s/%s\nlibibverbs: %s\n", v, goVersion, runtime.GOOS, runtime.GOARCH, verbs)
 }
 
-// verbsLibrary names the libibverbs this process has mapped, by its file:
-// rdma-core installs libibverbs.so.1.14.NN.0 where NN is its release, so
-// the name says both without asking dpkg or calling into the library.
+// verbsLibrary is the file of the libibverbs this process has mapped, or
+// why there is none: rdma-core installs libibverbs.so.1.14.NN.0 where NN
+// is its release, so the name says both without asking dpkg or calling
+// into the library.
 func verbsLibrary() string {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
@@ -84,7 +100,7 @@ func verbsLibrary() string {
 	if path == "" {
 		return "not loaded"
 	}
-	return describeVerbsFile(path)
+	return path
 }
 
 // mappedLibrary returns the path of the first mapping whose file name
@@ -105,13 +121,22 @@ func mappedLibrary(maps, prefix string) string {
 // describeVerbsFile turns /usr/lib/…/libibverbs.so.1.14.50.0 into
 // "/usr/lib/…/libibverbs.so.1.14.50.0 (rdma-core 50.0)".
 func describeVerbsFile(path string) string {
+	if release := rdmaCoreRelease(path); release != "" {
+		return fmt.Sprintf("%s (rdma-core %s)", path, release)
+	}
+	return path
+}
+
+// rdmaCoreRelease reads the rdma-core release (50.0) from the name of its
+// libibverbs file, "" when the name does not have it.
+func rdmaCoreRelease(path string) string {
 	rest, ok := strings.CutPrefix(filepath.Base(path), "libibverbs.so.1.")
 	if !ok {
-		return path
+		return ""
 	}
 	parts := strings.Split(rest, ".")
 	if len(parts) >= 3 {
-		return fmt.Sprintf("%s (rdma-core %s.%s)", path, parts[1], parts[2])
+		return parts[1] + "." + parts[2]
 	}
-	return path
+	return ""
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -51,5 +55,21 @@ func TestVersionCommandNamesGoAndVerbs(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output %q lacks %q", out, want)
 		}
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), Version: "v9.9.9", JSON: true}
+	cmd := newCmdVersion(f)
+	cmd.SetArgs(nil)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("version", out.Bytes()); err != nil || !strings.Contains(out.String(), `"version":"v9.9.9"`) {
+		t.Errorf("%s: %v", out.String(), err)
+	}
+	if got := rdmaCoreRelease("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"); got != "50.0" {
+		t.Errorf("rdma-core release %q", got)
 	}
 }

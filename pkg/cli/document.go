@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of rdmactl's JSON contract (docs/json.md).
 // It changes only when a field is renamed, removed or changes meaning.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // maxExactInt is 2^53: integers beyond it lose precision in JavaScript
 // and in jq, so the contract carries them as decimal strings.
@@ -128,11 +128,25 @@ func appendNumber(out []byte, n json.Number) []byte {
 	return append(out, n...)
 }
 
-// ErrorBody is the error member of a failed command's document.
+// ErrorBody is every document's error member: the top-level one of a
+// failed command (with the exit code) and those of single items in a list
+// (a link, a client) that failed.
 type ErrorBody struct {
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
-	Code    int    `json:"code"`
+	// Code is the process's exit code; items have none.
+	Code int `json:"code,omitempty"`
+}
+
+// ErrorOf describes err as an item's error member: its message and, if it
+// has one, its hint.
+func ErrorOf(err error) *ErrorBody {
+	body := &ErrorBody{Message: err.Error()}
+	var h Hinted
+	if errors.As(err, &h) {
+		body.Hint = h.Hint()
+	}
+	return body
 }
 
 // ErrorDocument is what a command prints on stdout in JSON mode when it
@@ -165,14 +179,11 @@ func (e hintedError) Unwrap() error { return e.error }
 // NewErrorDocument describes err: its message, its hint if it has one, and
 // the exit code the process ends with.
 func NewErrorDocument(err error) ErrorDocument {
-	body := ErrorBody{Message: err.Error(), Code: ExitCode(err)}
+	body := ErrorOf(err)
+	body.Code = ExitCode(err)
 	if IsSilent(err) {
 		// The command printed its tool's own message on stderr.
 		body.Message = fmt.Sprintf("failed with exit status %d; the message is on standard error", body.Code)
 	}
-	var h Hinted
-	if errors.As(err, &h) {
-		body.Hint = h.Hint()
-	}
-	return ErrorDocument{Error: body}
+	return ErrorDocument{Error: *body}
 }

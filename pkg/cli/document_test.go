@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 type sample struct {
@@ -33,7 +35,7 @@ func TestEncodeDocumentCompact(t *testing.T) {
 	if err := EncodeDocument(&b, v, false); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema_version":1,"name":"rxe0","big":"18446744073709551615","small":9007199254740992,"neg":"-1152921504606846976","ratio":0.25,"list":[],"nested":[{"a":true,"m":{"x":1}}],"hint":"use <ip> & -g 1","none":null}` + "\n"
+	want := `{"schema_version":2,"name":"rxe0","big":"18446744073709551615","small":9007199254740992,"neg":"-1152921504606846976","ratio":0.25,"list":[],"nested":[{"a":true,"m":{"x":1}}],"hint":"use <ip> & -g 1","none":null}` + "\n"
 	if b.String() != want {
 		t.Fatalf("got  %s\nwant %s", b.String(), want)
 	}
@@ -46,7 +48,7 @@ func TestEncodeDocumentPretty(t *testing.T) {
 	}{true}, true); err != nil {
 		t.Fatal(err)
 	}
-	if want := "{\n  \"schema_version\": 1,\n  \"ok\": true\n}\n"; b.String() != want {
+	if want := "{\n  \"schema_version\": 2,\n  \"ok\": true\n}\n"; b.String() != want {
 		t.Fatalf("got %q want %q", b.String(), want)
 	}
 }
@@ -56,7 +58,7 @@ func TestEncodeDocumentEmptyObject(t *testing.T) {
 	if err := EncodeDocument(&b, struct{}{}, false); err != nil {
 		t.Fatal(err)
 	}
-	if b.String() != "{\"schema_version\":1}\n" {
+	if b.String() != "{\"schema_version\":2}\n" {
 		t.Fatalf("got %q", b.String())
 	}
 }
@@ -77,9 +79,12 @@ func TestErrorDocument(t *testing.T) {
 	if e := EncodeDocument(&b, NewErrorDocument(err), false); e != nil {
 		t.Fatal(e)
 	}
-	want := `{"schema_version":1,"ok":false,"error":{"message":"invalid --ib-port 0","hint":"run rdmactl doctor","code":2}}` + "\n"
+	want := `{"schema_version":2,"ok":false,"error":{"message":"invalid --ib-port 0","hint":"run rdmactl doctor","code":2}}` + "\n"
 	if b.String() != want {
 		t.Fatalf("got  %s\nwant %s", b.String(), want)
+	}
+	if err := schema.Validate(schema.Error, b.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
 	}
 }
 

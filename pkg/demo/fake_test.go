@@ -87,6 +87,10 @@ func (d *fakeDevice) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, err
 
 func (d *fakeDevice) Close() error { return nil }
 
+func (d *fakeDevice) NewPerfEndpoint(rdma.PerfConfig) (rdma.PerfEndpoint, error) {
+	return nil, errors.New("the demo's fake has no perf endpoints")
+}
+
 func (d *fakeDevice) SetupRC(size int, access rdma.Access) (rdma.RCEndpoint, error) {
 	if d.f.failSetup != nil {
 		return nil, &rdma.SetupError{Step: *d.f.failSetup, Err: errors.New("injected")}

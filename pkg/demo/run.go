@@ -24,8 +24,8 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 		r.out = io.Discard
 	}
 	rc := r.run()
-	if r.sum.Hint != "" {
-		fmt.Fprintf(stderr, "hint: %s\n", r.sum.Hint)
+	if r.advice != "" {
+		fmt.Fprintf(stderr, "hint: %s\n", r.advice)
 	}
 	fmt.Fprintf(r.out, "\ntest result is %d\n", rc)
 	if opts.JSON {
@@ -55,6 +55,8 @@ type runner struct {
 	pending *byte   // a sync byte already read from the peer
 	wc      rdma.WC // the last completion polled
 	sum     Summary
+	failure string // the first failure line, the summary's error
+	advice  string // rdmactl's one hint
 }
 
 func (r *runner) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
@@ -63,8 +65,8 @@ func (r *runner) printf(format string, args ...any) { fmt.Fprintf(r.out, format,
 // summary's error.
 func (r *runner) fail(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if r.sum.Error == "" {
-		r.sum.Error = msg
+	if r.failure == "" {
+		r.failure = msg
 	}
 	fmt.Fprintln(r.errOut, msg)
 }
@@ -72,8 +74,8 @@ func (r *runner) fail(format string, args ...any) {
 // hint keeps rdmactl's one advice line; Run prints it on stderr after the
 // original's failure lines, which stay together and unchanged.
 func (r *runner) hint(msg string) {
-	if r.sum.Hint == "" {
-		r.sum.Hint = msg
+	if r.advice == "" {
+		r.advice = msg
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -371,8 +372,13 @@ func TestRunJSON(t *testing.T) {
 	var sum struct{ Server, Client Summary }
 	must(t, json.Unmarshal([]byte(srv.out), &sum.Server))
 	must(t, json.Unmarshal([]byte(cl.out), &sum.Client))
+	for _, out := range []string{srv.out, cl.out} {
+		if err := schema.Validate("demo", []byte(out)); err != nil {
+			t.Errorf("against its schema: %v", err)
+		}
+	}
 	ss, cs := sum.Server, sum.Client
-	if ss.Role != "server" || cs.Role != "client" || ss.Result != 0 || cs.Result != 0 {
+	if ss.Role != "server" || cs.Role != "client" || !ss.OK || !cs.OK {
 		t.Fatalf("summaries: %+v %+v", ss, cs)
 	}
 	if ss.GIDIndex == nil || *ss.GIDIndex != 1 || ss.Local == nil || cs.Remote == nil || *ss.Local != *cs.Remote || ss.Local.IP != "10.9.0.1" {

@@ -29,7 +29,7 @@ func TestServeConnAnswersClientsInARow(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		cl := l.run(Options{Server: "127.0.0.1", Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port})
 		sum := <-sums
-		if cl.err != nil || sum.Result != 0 || sum.Role != "server" || sum.Buffer == nil || !strings.HasPrefix(*sum.Buffer, writeMsg[:len(sendMsg)]) {
+		if cl.err != nil || !sum.OK || sum.Role != "server" || sum.Buffer == nil || !strings.HasPrefix(*sum.Buffer, writeMsg[:len(sendMsg)]) {
 			t.Fatalf("client %d: %v\n%s%s\nserver summary %+v", i, cl.err, cl.out, cl.errOut, sum)
 		}
 		if sum.GIDIndex == nil || *sum.GIDIndex != 5 {

@@ -23,9 +23,9 @@ type Report struct {
 // DeviceReport is one device. When a query fails part-way, what was read
 // before the failure is kept, because ibv_devinfo has printed it by then.
 type DeviceReport struct {
-	Name  string           `json:"name"`
+	Name  string           `json:"device"`
 	Attr  *rdma.DeviceAttr `json:"attributes,omitempty"`
-	Ports []PortReport     `json:"ports,omitempty"`
+	Ports []PortReport     `json:"ports"`
 
 	errs   []*ToolError
 	status int  // the value ibv_devinfo ORs into its exit status
@@ -36,7 +36,7 @@ type DeviceReport struct {
 type PortReport struct {
 	Port uint8           `json:"port"`
 	Attr rdma.PortAttr   `json:"attributes"`
-	GIDs []rdma.GIDEntry `json:"gids,omitempty"`
+	GIDs []rdma.GIDEntry `json:"gids"`
 }
 
 // ToolError is a failure with two wordings: Line is what ibv_devinfo
@@ -141,6 +141,7 @@ func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
 		return r
 	}
 	r.Attr = &attr
+	r.Ports = []PortReport{} // JSON's lists are [] when empty, never null
 
 	for port := uint8(1); port != 0 && port <= attr.PhysPortCnt; port++ {
 		if sel.Port != 0 && port != sel.Port {
@@ -151,7 +152,7 @@ func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
 			fail(fmt.Sprintf("Failed to query port %d props\n", port), rdma.ErrnoOf(err), "cannot query port %d: %v", port, err)
 			return r
 		}
-		pr := PortReport{Port: port, Attr: pa}
+		pr := PortReport{Port: port, Attr: pa, GIDs: []rdma.GIDEntry{}}
 		if sel.GIDs {
 			for i := int32(0); i < pa.GIDTblLen; i++ {
 				e, err := dev.QueryGIDEntry(port, uint32(i))

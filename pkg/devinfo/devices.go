@@ -11,11 +11,15 @@ import (
 // DevicesOptions are the devices command's flags.
 type DevicesOptions struct {
 	JSON bool
+
+	Source Source
+	IO     *cli.IOStreams
 }
 
 // RunDevices is `rdmactl devices`: ibv_devices' table, or the same list
 // as JSON.
-func RunDevices(src Source, opts DevicesOptions, out, errOut io.Writer) error {
+func RunDevices(opts DevicesOptions) error {
+	src, out, errOut := opts.Source, opts.IO.Out, opts.IO.ErrOut
 	list, err := src.DeviceList()
 	if err != nil {
 		if opts.JSON {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/devinfo/devinfotest"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -39,6 +41,17 @@ var caseOptions = map[string]devinfo.Options{
 	"none-default": {},
 	"none-l":       {List: true},
 	"none-d-rxe0":  {Device: "rxe0"},
+}
+
+// run and runDevices call the commands with a source and two streams.
+func run(src devinfo.Source, opts devinfo.Options, out, errOut io.Writer) error {
+	opts.Source, opts.IO = src, cli.Test(nil, out, errOut)
+	return devinfo.Run(opts)
+}
+
+func runDevices(src devinfo.Source, opts devinfo.DevicesOptions, out, errOut io.Writer) error {
+	opts.Source, opts.IO = src, cli.Test(nil, out, errOut)
+	return devinfo.RunDevices(opts)
 }
 
 func labSource(t *testing.T) *devinfotest.Source {
@@ -89,7 +102,7 @@ func TestRunMatchesCapturedIBVDevinfo(t *testing.T) {
 			}
 			want := readCapture(t, dir)
 			var out, errOut bytes.Buffer
-			err := devinfo.Run(src, opts, &out, &errOut)
+			err := run(src, opts, &out, &errOut)
 			if got := out.String(); got != want.stdout {
 				t.Errorf("stdout differs from ibv_devinfo's\n got:\n%s\nwant:\n%s", got, want.stdout)
 			}
@@ -114,7 +127,7 @@ func TestRunDevicesMatchesCapturedIBVDevices(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want := readCapture(t, "testdata/ibv_devices/"+name)
 			var out, errOut bytes.Buffer
-			err := devinfo.RunDevices(src, devinfo.DevicesOptions{}, &out, &errOut)
+			err := runDevices(src, devinfo.DevicesOptions{}, &out, &errOut)
 			if out.String() != want.stdout || errOut.String() != want.stderr || cli.ExitCode(err) != want.status {
 				t.Errorf("got stdout %q stderr %q exit %d\nwant stdout %q stderr %q exit %d",
 					out.String(), errOut.String(), cli.ExitCode(err), want.stdout, want.stderr, want.status)
@@ -132,13 +145,13 @@ func TestDeviceListFailure(t *testing.T) {
 
 	for _, opts := range []devinfo.Options{{}, {List: true}, {Device: "rxe0", Verbose: true}} {
 		var out, errOut bytes.Buffer
-		err := devinfo.Run(src, opts, &out, &errOut)
+		err := run(src, opts, &out, &errOut)
 		if out.Len() != 0 || errOut.String() != line || cli.ExitCode(err) != 255 {
 			t.Errorf("devinfo %+v: stdout %q stderr %q exit %d", opts, out.String(), errOut.String(), cli.ExitCode(err))
 		}
 	}
 	var out, errOut bytes.Buffer
-	err := devinfo.RunDevices(src, devinfo.DevicesOptions{}, &out, &errOut)
+	err := runDevices(src, devinfo.DevicesOptions{}, &out, &errOut)
 	if out.Len() != 0 || errOut.String() != line || cli.ExitCode(err) != 1 {
 		t.Errorf("devices: stdout %q stderr %q exit %d", out.String(), errOut.String(), cli.ExitCode(err))
 	}
@@ -174,7 +187,7 @@ func TestQueryFailures(t *testing.T) {
 			src := labSource(t)
 			src.Fail = map[string]error{tt.fail: tt.err}
 			var out, errOut bytes.Buffer
-			err := devinfo.Run(src, devinfo.Options{Verbose: true}, &out, &errOut)
+			err := run(src, devinfo.Options{Verbose: true}, &out, &errOut)
 			if out.String() != tt.wantStdout {
 				t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), tt.wantStdout)
 			}
@@ -190,7 +203,7 @@ func TestStatusesOfDevicesCombine(t *testing.T) {
 	src := labSource(t)
 	src.Fail = map[string]error{"open rxe0": errors.New("x"), "query_device rxe1": errors.New("x")}
 	var out, errOut bytes.Buffer
-	err := devinfo.Run(src, devinfo.Options{}, &out, &errOut)
+	err := run(src, devinfo.Options{}, &out, &errOut)
 	if got := cli.ExitCode(err); got != 1|2 {
 		t.Errorf("exit code %d, want 3", got)
 	}
@@ -201,20 +214,20 @@ func TestStatusesOfDevicesCombine(t *testing.T) {
 
 func TestJSONCarriesTheQueriedData(t *testing.T) {
 	var out bytes.Buffer
-	if err := devinfo.Run(labSource(t), devinfo.Options{JSON: true, Device: "rxe0", Port: "1"}, &out, &out); err != nil {
+	if err := run(labSource(t), devinfo.Options{JSON: true, Device: "rxe0", Port: "1"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
 		Devices []struct {
-			Name       string         `json:"name"`
+			Name       string         `json:"device"`
 			Attributes map[string]any `json:"attributes"`
 			Ports      []struct {
 				Port       int            `json:"port"`
 				Attributes map[string]any `json:"attributes"`
 				GIDs       []struct {
-					Index  int    `json:"index"`
+					Index  int    `json:"gid_index"`
 					GID    string `json:"gid"`
-					Type   string `json:"type"`
+					Type   string `json:"gid_type"`
 					Netdev string `json:"netdev"`
 				} `json:"gids"`
 			} `json:"ports"`
@@ -222,6 +235,9 @@ func TestJSONCarriesTheQueriedData(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if err := schema.Validate("devinfo", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
 	}
 	if len(doc.Devices) != 1 || doc.Devices[0].Name != "rxe0" || len(doc.Devices[0].Ports) != 1 {
 		t.Fatalf("want rxe0 with its one port, got %+v", doc.Devices)
@@ -232,7 +248,9 @@ func TestJSONCarriesTheQueriedData(t *testing.T) {
 		t.Errorf("device attributes %v", d.Attributes)
 	}
 	p := d.Ports[0]
-	if p.Attributes["state"] != "PORT_ACTIVE" || p.Attributes["active_mtu"] != "1024" ||
+	// Port states as `rdma link -j` spells them, MTUs in bytes as numbers.
+	if p.Attributes["state"] != "ACTIVE" || p.Attributes["physical_state"] != "LINK_UP" ||
+		p.Attributes["active_mtu"] != float64(1024) || p.Attributes["max_mtu"] != float64(4096) ||
 		p.Attributes["link_layer"] != "Ethernet" || p.Attributes["gid_tbl_len"] != float64(1024) {
 		t.Errorf("port attributes %v", p.Attributes)
 	}
@@ -256,7 +274,7 @@ func TestJSONErrors(t *testing.T) {
 	for _, tt := range tests {
 		tt.opts.JSON = true
 		var out, errOut bytes.Buffer
-		err := devinfo.Run(labSource(t), tt.opts, &out, &errOut)
+		err := run(labSource(t), tt.opts, &out, &errOut)
 		if cli.ExitCode(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.msg) || cli.IsSilent(err) {
 			t.Errorf("%+v: error %v (exit %d), want exit %d with %q", tt.opts, err, cli.ExitCode(err), tt.code, tt.msg)
 		}
@@ -274,7 +292,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := devinfo.Run(labSource(t), devinfo.Options{JSON: true}, &out, &out); err != nil {
+	if err := run(labSource(t), devinfo.Options{JSON: true}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	// The capture is the model as collected; the command prints it as the
@@ -293,19 +311,41 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestDevicesJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := devinfo.RunDevices(labSource(t), devinfo.DevicesOptions{JSON: true}, &out, &out); err != nil {
+	if err := runDevices(labSource(t), devinfo.DevicesOptions{JSON: true}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema_version":1,"devices":[{"name":"rxe0","node_guid":"3471:66ff:fe64:c7ee"},{"name":"rxe1","node_guid":"8087:03ff:fe96:b97c"}]}
+	want := `{"schema_version":2,"devices":[{"device":"rxe0","node_guid":"3471:66ff:fe64:c7ee"},{"device":"rxe1","node_guid":"8087:03ff:fe96:b97c"}]}
 `
 	if out.String() != want {
 		t.Errorf("got\n%s", out.String())
 	}
+	if err := schema.Validate("devices", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
 	out.Reset()
-	if err := devinfo.RunDevices(&devinfotest.Source{Report: &devinfo.Report{}}, devinfo.DevicesOptions{JSON: true}, &out, &out); err != nil {
+	if err := runDevices(&devinfotest.Source{Report: &devinfo.Report{}}, devinfo.DevicesOptions{JSON: true}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "{\"schema_version\":1,\"devices\":[]}\n" {
+	if out.String() != "{\"schema_version\":2,\"devices\":[]}\n" {
 		t.Errorf("no devices: got %q", out.String())
+	}
+}
+
+// Empty lists are [] in JSON, never null: a port whose GID table is empty
+// and a device without ports.
+func TestJSONEmptyLists(t *testing.T) {
+	src := labSource(t)
+	src.Report.Devices[0].Ports[0].GIDs = nil
+	src.Report.Devices[1].Attr.PhysPortCnt = 0
+	src.Report.Devices[1].Ports = nil
+	var out bytes.Buffer
+	if err := run(src, devinfo.Options{JSON: true}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("devinfo", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	if strings.Contains(out.String(), "null") || !strings.Contains(out.String(), `"gids":[]`) || !strings.Contains(out.String(), `"ports":[]`) {
+		t.Errorf("want [] for the empty GID table and port list:\n%s", out.String())
 	}
 }

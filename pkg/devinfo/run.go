@@ -18,6 +18,9 @@ type Options struct {
 	List    bool   // -l
 	Verbose bool   // -v
 	JSON    bool
+
+	Source Source // the factory's verbs stack, or a recorded report in tests
+	IO     *cli.IOStreams
 }
 
 // usage is ibv_devinfo's help text, which it prints (to stdout, exit 1)
@@ -36,7 +39,8 @@ Options:
 // writes, to the same streams, and ends with its exit status. With JSON it
 // writes the same data as one JSON document and fails with rdmactl's own
 // one-line errors and exit codes instead.
-func Run(src Source, opts Options, out, errOut io.Writer) error {
+func Run(opts Options) error {
+	src, out, errOut := opts.Source, opts.IO.Out, opts.IO.ErrOut
 	if opts.JSON {
 		return runJSON(src, opts, out)
 	}

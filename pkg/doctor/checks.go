@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -22,10 +23,21 @@ const (
 
 // Result is one check's outcome: what was found and, when not ok, the fix.
 type Result struct {
-	Name   string `json:"name"`
+	Name   string `json:"check"`
 	Status Status `json:"status"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
+	Detail string `json:"message"`
+	Fix    string `json:"hint,omitempty"`
+}
+
+// MarshalJSON adds the verdict every rdmactl document carries: ok is false
+// only for a failed check (a warning passes, as in the exit status).
+func (r Result) MarshalJSON() ([]byte, error) {
+	type result Result // without this method
+	return json.Marshal(struct {
+		Name string `json:"check"`
+		OK   bool   `json:"ok"`
+		result
+	}{r.Name, r.Status != Fail, result(r)})
 }
 
 // Check names, in the order they run.
@@ -209,6 +221,11 @@ func checkProvider(f *Facts) Result {
 
 func checkPorts(f *Facts) Result {
 	if len(f.Devices) == 0 {
+		// rxe add can only help where the kernel has rdma_rxe; otherwise
+		// the fix is the modules check's.
+		if m := f.module(rxe.Module); !m.Loaded && !m.Builtin && !m.Available {
+			return result(CheckPorts, Fail, "no RDMA device, and no "+rxe.Module+" module to create one", checkModules(f).Fix)
+		}
 		return result(CheckPorts, Fail, "no RDMA device", "rdmactl rxe add "+suggestNetdev(f))
 	}
 	var active, inactive []string

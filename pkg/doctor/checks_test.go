@@ -131,6 +131,7 @@ func TestChecksOnLabCaptures(t *testing.T) {
 		// The development machine: a kernel without RDMA at all.
 		{"host-no-rdma", with(map[string]Status{CheckModules: Fail, CheckUverbs: Warn, CheckRdmaCM: Warn, CheckProvider: Warn, CheckPorts: Fail, CheckGIDs: Warn, CheckAddrs: Warn}), map[string]string{
 			CheckModules: "has no RDMA support: ib_core, ib_uverbs, rdma_ucm, rdma_rxe not loaded and no module index",
+			CheckPorts:   "no RDMA device, and no rdma_rxe module to create one; fix: boot a kernel with CONFIG_INFINIBAND",
 		}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 func runOn(t *testing.T, fixture string, opts Options) (string, error) {
@@ -58,6 +59,9 @@ func TestRunJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if err := schema.Validate("doctor", []byte(out)); err != nil {
+		t.Errorf("against its schema: %v", err)
 	}
 	last := rep.Checks[len(rep.Checks)-1]
 	if rep.OK || len(rep.Checks) != len(allOK) || last.Name != CheckMemlock || last.Status != Fail || last.Fix == "" {

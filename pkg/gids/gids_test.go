@@ -12,11 +12,18 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/devinfo"
 	"github.com/rdmactl/rdmactl/pkg/devinfo/devinfotest"
 	"github.com/rdmactl/rdmactl/pkg/gids"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
+
+// run calls the command with a source and streams.
+func run(src devinfo.Source, opts gids.Options, ios *cli.IOStreams) error {
+	opts.Source, opts.IO = src, ios
+	return gids.Run(opts)
+}
 
 func labSource(t *testing.T) *devinfotest.Source {
 	t.Helper()
@@ -79,7 +86,7 @@ func TestTableMatchesSysfs(t *testing.T) {
 
 	var out bytes.Buffer
 	ios := cli.Test(nil, &out, &out)
-	if err := gids.Run(labSource(t), gids.Options{}, ios); err != nil {
+	if err := run(labSource(t), gids.Options{}, ios); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != want.String() {
@@ -89,7 +96,7 @@ func TestTableMatchesSysfs(t *testing.T) {
 
 func TestFilters(t *testing.T) {
 	var out bytes.Buffer
-	if err := gids.Run(labSource(t), gids.Options{Device: "rxe1", Port: "1"}, cli.Test(nil, &out, &out)); err != nil {
+	if err := run(labSource(t), gids.Options{Device: "rxe1", Port: "1"}, cli.Test(nil, &out, &out)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "rxe0") || !strings.Contains(out.String(), "n_gids_found=3\n") {
@@ -100,7 +107,7 @@ func TestFilters(t *testing.T) {
 func TestIPPrintsTheIndex(t *testing.T) {
 	for ip, want := range map[string]string{"10.9.0.1": "1\n", "10.9.0.2": "1\n", "fd09::2": "2\n", "::ffff:10.9.0.1": "1\n"} {
 		var out bytes.Buffer
-		if err := gids.Run(labSource(t), gids.Options{IP: ip}, cli.Test(nil, &out, &out)); err != nil {
+		if err := run(labSource(t), gids.Options{IP: ip}, cli.Test(nil, &out, &out)); err != nil {
 			t.Errorf("--ip %s: %v", ip, err)
 		}
 		if out.String() != want {
@@ -126,7 +133,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		err := gids.Run(labSource(t), tt.opts, cli.Test(nil, &out, &out))
+		err := run(labSource(t), tt.opts, cli.Test(nil, &out, &out))
 		if cli.ExitCode(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.msg) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v (exit %d), want exit %d and one line with %q", tt.opts, err, cli.ExitCode(err), tt.code, tt.msg)
 		}
@@ -135,7 +142,7 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err := gids.Run(&devinfotest.Source{Report: &devinfo.Report{}}, gids.Options{}, cli.Test(nil, &out, &out))
+	err := run(&devinfotest.Source{Report: &devinfo.Report{}}, gids.Options{}, cli.Test(nil, &out, &out))
 	if cli.ExitCode(err) != cli.ExitFailed || !strings.Contains(err.Error(), "no RDMA devices found") {
 		t.Errorf("no devices: %v", err)
 	}
@@ -143,7 +150,7 @@ func TestErrors(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := gids.Run(labSource(t), gids.Options{JSON: true, Device: "rxe0"}, cli.Test(nil, &out, &out)); err != nil {
+	if err := run(labSource(t), gids.Options{JSON: true, Device: "rxe0"}, cli.Test(nil, &out, &out)); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -152,11 +159,14 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	if err := schema.Validate("gids", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
 	if len(doc.GIDs) != 3 {
 		t.Fatalf("want the 3 GIDs of rxe0, got %v", doc.GIDs)
 	}
-	want := map[string]any{"device": "rxe0", "port": float64(1), "index": float64(1), "gid": "::ffff:10.9.0.1",
-		"ipv4": "10.9.0.1", "type": "RoCE v2", "netdev": "veth0", "recommended": true}
+	want := map[string]any{"device": "rxe0", "port": float64(1), "gid_index": float64(1), "gid": "::ffff:10.9.0.1",
+		"ipv4": "10.9.0.1", "gid_type": "RoCE v2", "netdev": "veth0", "recommended": true}
 	if fmt.Sprint(doc.GIDs[1]) != fmt.Sprint(want) {
 		t.Errorf("got %v\nwant %v", doc.GIDs[1], want)
 	}
@@ -165,11 +175,14 @@ func TestJSON(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := gids.Run(labSource(t), gids.Options{JSON: true, IP: "10.9.0.2"}, cli.Test(nil, &out, &out)); err != nil {
+	if err := run(labSource(t), gids.Options{JSON: true, IP: "10.9.0.2"}, cli.Test(nil, &out, &out)); err != nil {
 		t.Fatal(err)
 	}
+	if err := schema.Validate("gids", out.Bytes()); err != nil {
+		t.Errorf("--ip against its schema: %v", err)
+	}
 	var one map[string]any
-	if err := json.Unmarshal(out.Bytes(), &one); err != nil || one["device"] != "rxe1" || one["index"] != float64(1) {
+	if err := json.Unmarshal(out.Bytes(), &one); err != nil || one["device"] != "rxe1" || one["gid_index"] != float64(1) {
 		t.Errorf("--json --ip: %v %s", err, out.String())
 	}
 }

@@ -17,11 +17,15 @@ type Options struct {
 	Port   string // -p as given; "" for every port
 	IP     string // --ip; "" to list instead
 	JSON   bool
+
+	Source devinfo.Source
+	IO     *cli.IOStreams
 }
 
 // Run is `rdmactl gids`: the show_gids table with the GIDs to use marked,
 // or with --ip only the index of the GID that carries that address.
-func Run(src devinfo.Source, opts Options, ios *cli.IOStreams) error {
+func Run(opts Options) error {
+	src, ios := opts.Source, opts.IO
 	var port uint8
 	if opts.Port != "" {
 		n, err := strconv.ParseUint(opts.Port, 10, 8)
@@ -102,10 +106,10 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 type jsonEntry struct {
 	Device      string       `json:"device"`
 	Port        uint8        `json:"port"`
-	Index       uint32       `json:"index"`
+	Index       uint32       `json:"gid_index"`
 	GID         rdma.GID     `json:"gid"`
 	IPv4        string       `json:"ipv4,omitempty"`
-	Type        rdma.GIDType `json:"type"`
+	Type        rdma.GIDType `json:"gid_type"`
 	Netdev      string       `json:"netdev,omitempty"`
 	Recommended bool         `json:"recommended"`
 }

@@ -12,14 +12,16 @@ import (
 
 // Netdev is a network device with what rxe and doctor need of it.
 type Netdev struct {
-	Name     string         `json:"name"`
-	Kind     string         `json:"kind"` // "veth", "dummy", "device", …
-	Index    int            `json:"index"`
-	AdminUp  bool           `json:"admin_up"` // set up with `ip link set … up`
-	OperUp   bool           `json:"oper_up"`
-	State    string         `json:"state"` // operstate: "up", "down", "unknown", …
-	MTU      int            `json:"mtu"`
-	Loopback bool           `json:"loopback"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"` // "veth", "dummy", "device", …
+	Index    int    `json:"index"`
+	AdminUp  bool   `json:"admin_up"` // set up with `ip link set … up`
+	OperUp   bool   `json:"oper_up"`
+	State    string `json:"state"` // operstate: "up", "down", "unknown", …
+	MTU      int    `json:"mtu"`
+	Loopback bool   `json:"loopback"`
+	// Ethernet is ARPHRD_ETHER framing, the only kind rdma_rxe runs over.
+	Ethernet bool           `json:"ethernet"`
 	Addrs    []netip.Prefix `json:"addrs"`
 }
 
@@ -66,6 +68,7 @@ func ListNetdevs() ([]Netdev, error) {
 			State:    at.OperState.String(),
 			MTU:      at.MTU,
 			Loopback: at.Flags&net.FlagLoopback != 0,
+			Ethernet: at.EncapType == "ether",
 			Addrs:    byIndex[at.Index],
 		})
 	}

@@ -95,7 +95,7 @@ func readDevice(dir string, gids bool) (Device, error) {
 			return d, err
 		}
 		if gids {
-			if p.GIDs, err = readGIDs(filepath.Join(dir, "ports", pe.Name()), p.IsEthernet()); err != nil {
+			if p.GIDs, err = rdma.ReadSysfsGIDs(filepath.Join(dir, "ports", pe.Name())); err != nil {
 				return d, err
 			}
 			p.Netdev = gidNetdev(p.GIDs)
@@ -127,31 +127,7 @@ func readPort(dir string, num int) (Port, error) {
 // ReadPortGIDs reads the populated GID entries of one port under dir
 // (normally ClassDir).
 func ReadPortGIDs(dir, device string, port int) ([]rdma.GIDEntry, error) {
-	portDir := filepath.Join(dir, device, "ports", strconv.Itoa(port))
-	ll, err := readAttr(filepath.Join(portDir, "link_layer"))
-	if err != nil {
-		return nil, err
-	}
-	return readGIDs(portDir, ll == "Ethernet")
-}
-
-func readGIDs(portDir string, ethernet bool) ([]rdma.GIDEntry, error) {
-	entries, err := os.ReadDir(filepath.Join(portDir, "gids"))
-	if err != nil {
-		return nil, err
-	}
-	var out []rdma.GIDEntry
-	for _, e := range entries {
-		idx, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if g, ok := readGID(portDir, idx, ethernet); ok {
-			out = append(out, g)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, nil
+	return rdma.ReadSysfsGIDs(portDir(dir, device, port))
 }
 
 func gidNetdev(gids []rdma.GIDEntry) string {
@@ -161,38 +137,6 @@ func gidNetdev(gids []rdma.GIDEntry) string {
 		}
 	}
 	return ""
-}
-
-// readGID reads entry idx; unused entries read as zeros and their type
-// files fail with EINVAL, so both count as "not populated".
-func readGID(portDir string, idx int, ethernet bool) (rdma.GIDEntry, bool) {
-	n := strconv.Itoa(idx)
-	raw, err := readAttr(filepath.Join(portDir, "gids", n))
-	if err != nil {
-		return rdma.GIDEntry{}, false
-	}
-	gid, err := rdma.ParseGID(raw)
-	if err != nil || gid.IsZero() {
-		return rdma.GIDEntry{}, false
-	}
-	typ, err := readAttr(filepath.Join(portDir, "gid_attrs", "types", n))
-	if err != nil {
-		return rdma.GIDEntry{}, false
-	}
-	ndev, _ := readAttr(filepath.Join(portDir, "gid_attrs", "ndevs", n))
-	return rdma.GIDEntry{Index: uint32(idx), GID: gid, Type: sysfsGIDType(typ, ethernet), Netdev: ndev}, true
-}
-
-// sysfsGIDType maps gid_attrs/types: "RoCE v2", or "IB/RoCE v1", which
-// means RoCE v1 on an Ethernet port and IB otherwise.
-func sysfsGIDType(s string, ethernet bool) rdma.GIDType {
-	switch {
-	case s == "RoCE v2":
-		return rdma.GIDTypeRoCEv2
-	case ethernet:
-		return rdma.GIDTypeRoCEv1
-	}
-	return rdma.GIDTypeIB
 }
 
 func readAttr(path string) (string, error) {

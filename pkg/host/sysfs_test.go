@@ -83,18 +83,6 @@ func TestReadDevicesFromLabSysfs(t *testing.T) {
 	}
 }
 
-func TestSysfsGIDType(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		eth  bool
-		want rdma.GIDType
-	}{{"RoCE v2", true, rdma.GIDTypeRoCEv2}, {"IB/RoCE v1", true, rdma.GIDTypeRoCEv1}, {"IB/RoCE v1", false, rdma.GIDTypeIB}} {
-		if got := sysfsGIDType(c.s, c.eth); got != c.want {
-			t.Errorf("sysfsGIDType(%q, %v) = %v, want %v", c.s, c.eth, got, c.want)
-		}
-	}
-}
-
 func TestReadDevicesWithoutRDMACore(t *testing.T) {
 	_, err := ReadDevices(filepath.Join(t.TempDir(), "infiniband"))
 	if !errors.Is(err, fs.ErrNotExist) {

@@ -1,18 +1,13 @@
 package perf
 
 // The bandwidth tests' flows: the order of handshakes, prints and runs of
-// perftest's write_bw.c, read_bw.c and send_bw.c for one QP, one direction.
+// perftest's write_bw.c, read_bw.c and send_bw.c, one direction (write_bw
+// and read_bw on -q QPs).
 
 // runRDMABW is write_bw and read_bw: the client moves the data, the
 // server's CPU stays out of it and prints the client's report at the end.
 func (s *session) runRDMABW() error {
-	if err := s.connectPeer(); err != nil {
-		return err
-	}
-	if err := s.printAddresses(); err != nil {
-		return err
-	}
-	if err := s.sync(); err != nil { // after RTR
+	if err := steps(s.connectPeer, s.printAddresses, s.sync /* after RTR */); err != nil {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits)
@@ -57,9 +52,9 @@ func (s *session) runRDMABW() error {
 // stream runs one size of a bandwidth test's active side.
 func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
-	t, err := s.ep.Stream(Stream{
+	t, err := runStream(s.ep, Stream{
 		Test: s.r.Test, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
-		RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey, Duration: s.r.Duration,
+		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Idle: s.r.Timeout,
 	})
 	if err != nil {
 		return BWReport{}, s.dataErr(err)
@@ -74,20 +69,14 @@ func (s *session) stream(size int) (BWReport, error) {
 // runSendBW is send_bw: the server posts receives and counts arrivals;
 // each side prints its own numbers.
 func (s *session) runSendBW() error {
-	if err := s.connectPeer(); err != nil {
-		return err
-	}
-	if err := s.sync(); err != nil {
-		return err
-	}
-	if err := s.printAddresses(); err != nil {
+	if err := steps(s.connectPeer, s.sync, s.printAddresses); err != nil {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits)
 	server := s.r.Server == ""
 	for _, size := range s.r.Sizes {
 		if server {
-			if err := s.ep.PostRecvs(s.r.RxDepth, s.r.BufSize, size); err != nil {
+			if err := s.ep.PostRecvs(s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
 				return err
 			}
 		}
@@ -97,7 +86,7 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			t, err := s.ep.Receive(s.r.Iters, size, s.r.BufSize, s.r.RxDepth, s.r.Timeout)
+			t, err := receive(s.ep, s.clock, s.r.Iters, size, s.r.BufSize, s.r.RxDepth, s.r.Timeout)
 			if err != nil {
 				return s.dataErr(err)
 			}

@@ -5,18 +5,12 @@ package perf
 
 // runSendLat is send_lat: SEND ping-pong, the client sends first.
 func (s *session) runSendLat() error {
-	if err := s.connectPeer(); err != nil {
+	if err := steps(s.connectPeer, s.sync, s.printAddresses); err != nil {
 		return err
 	}
-	if err := s.sync(); err != nil {
-		return err
-	}
-	if err := s.printAddresses(); err != nil {
-		return err
-	}
-	WriteLatTableHead(s.out, false)
+	WriteLatTableHead(s.out, s.r.Duration > 0)
 	for _, size := range s.r.Sizes {
-		if err := s.ep.PostRecvs(s.r.RxDepth, s.r.BufSize, size); err != nil {
+		if err := s.ep.PostRecvs(s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
 			return err
 		}
 		if err := s.sync(); err != nil { // both have receives posted
@@ -36,19 +30,10 @@ func (s *session) runSendLat() error {
 // runWriteLat is write_lat: each side RDMA-writes a counter into the
 // other's buffer and watches its own for the peer's.
 func (s *session) runWriteLat() error {
-	if err := s.sync(); err != nil {
+	if err := steps(s.sync, s.connectPeer, s.printAddresses, s.sync); err != nil {
 		return err
 	}
-	if err := s.connectPeer(); err != nil {
-		return err
-	}
-	if err := s.printAddresses(); err != nil {
-		return err
-	}
-	if err := s.sync(); err != nil {
-		return err
-	}
-	WriteLatTableHead(s.out, false)
+	WriteLatTableHead(s.out, s.r.Duration > 0)
 	for _, size := range s.r.Sizes {
 		if err := s.pingPong(size); err != nil {
 			return err
@@ -63,16 +48,7 @@ func (s *session) runWriteLat() error {
 // runReadLat is read_lat: only the client works, reading the server's
 // buffer one read at a time.
 func (s *session) runReadLat() error {
-	if err := s.sync(); err != nil {
-		return err
-	}
-	if err := s.connectPeer(); err != nil {
-		return err
-	}
-	if err := s.printAddresses(); err != nil {
-		return err
-	}
-	if err := s.sync(); err != nil {
+	if err := steps(s.sync, s.connectPeer, s.printAddresses, s.sync); err != nil {
 		return err
 	}
 	if s.r.Server == "" {
@@ -82,7 +58,7 @@ func (s *session) runReadLat() error {
 		WriteResultLine(s.out)
 		return nil
 	}
-	WriteLatTableHead(s.out, false)
+	WriteLatTableHead(s.out, s.r.Duration > 0)
 	for _, size := range s.r.Sizes {
 		if err := s.pingPong(size); err != nil {
 			return err
@@ -98,11 +74,25 @@ func (s *session) runReadLat() error {
 // pingPong runs one size of a latency test and prints its row.
 func (s *session) pingPong(size int) error {
 	cpu := startCPU()
-	posted, err := s.ep.PingPong(PingPong{
+	if s.pinger == nil {
+		s.pinger = newPinger(s.ep, s.clock, s.r.BusyPoll)
+	}
+	p := PingPong{
 		Test: s.r.Test, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
 		LocalOff: s.r.BufSize, RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout,
-	})
+	}
+	if s.r.Duration > 0 {
+		rep, err := s.pinger.runFor(p, s.r.Duration)
+		if err != nil {
+			return s.dataErr(err)
+		}
+		WriteLatDurRow(s.out, rep)
+		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
+		s.result.addCPU(cpu.since(), rep.Iters)
+		return nil
+	}
+	posted, err := s.pinger.run(p)
 	if err != nil {
 		return s.dataErr(err)
 	}

@@ -28,6 +28,10 @@ type OOB struct {
 	client  bool
 	withGID bool
 	timeout time.Duration
+	// msg, when set, carries the exchange instead of conn: rdma_cm's
+	// control connection (-R), whose QP records are binary.
+	msg      messenger
+	gidIndex int // the binary record's last field
 	// PeerVersion is the peer's version string, set by Versions.
 	PeerVersion string
 }
@@ -43,6 +47,9 @@ var ErrPeerClosed = errors.New("the peer closed the connection")
 
 // exchange sends mine and returns the peer's record of the same size.
 func (o *OOB) exchange(mine []byte) ([]byte, error) {
+	if o.msg != nil {
+		return o.msg.exchange(mine, o.client)
+	}
 	theirs := make([]byte, len(mine))
 	if o.timeout > 0 {
 		o.conn.SetDeadline(time.Now().Add(o.timeout))
@@ -120,6 +127,13 @@ func (o *OOB) MTU(mine int) (int, error) {
 // Handshake swaps QP records. perftest also uses it as a barrier: both
 // sides call it at the same points of the test.
 func (o *OOB) Handshake(mine Dest) (Dest, error) {
+	if o.msg != nil {
+		theirs, err := o.exchange(mine.EncodeBinary(o.gidIndex))
+		if err != nil {
+			return Dest{}, err
+		}
+		return DecodeDestBinary(theirs)
+	}
 	theirs, err := o.exchange(mine.Encode(o.withGID))
 	if err != nil {
 		return Dest{}, err
@@ -166,6 +180,11 @@ func (o *OOB) Reports(mine BWReport) (BWReport, error) {
 // nobody reads), then the socket closes.
 func (o *OOB) Close(mine Dest) error {
 	_, err := o.Handshake(mine)
+	if o.msg != nil {
+		// Over rdma_cm the handshake is all; the connection goes with
+		// the resources.
+		return err
+	}
 	if err == nil {
 		if o.timeout > 0 {
 			o.conn.SetDeadline(time.Now().Add(o.timeout))

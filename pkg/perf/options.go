@@ -3,6 +3,8 @@ package perf
 import (
 	"fmt"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Options are a perf run's settings, with perftest's meanings.
@@ -62,8 +64,14 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.QPs == 0 {
 		r.QPs = 1
 	}
-	if r.QPs != 1 {
-		return r, fmt.Errorf("-q %d: rdmactl perf runs one QP for now; use -q 1", r.QPs)
+	if r.QPs < 1 || r.QPs > rdma.MaxPerfQPs {
+		return r, fmt.Errorf("-q %d: the number of QPs must be 1 to %d", r.QPs, rdma.MaxPerfQPs)
+	}
+	if r.QPs > 1 && o.Test != WriteBW && o.Test != ReadBW {
+		return r, fmt.Errorf("-q %d: only write_bw and read_bw run several QPs; use -q 1 for %s", r.QPs, o.Test)
+	}
+	if r.RDMACM && o.Test != WriteBW && o.Test != SendLat {
+		return r, fmt.Errorf("-R: rdma_cm connections are supported for write_bw and send_lat only; run %s without -R", o.Test)
 	}
 	if r.Size == 0 {
 		r.Size = defSizeBW
@@ -79,6 +87,12 @@ func (o Options) Resolve() (Resolved, error) {
 		if o.Test == WriteBW {
 			r.Iters = defItersWriteBW
 		}
+	}
+	if r.Duration > 0 && r.All {
+		return r, fmt.Errorf("-D with -a: a duration run measures one size; give -s or drop -D")
+	}
+	if r.Duration > 0 && o.Test == SendBW {
+		return r, fmt.Errorf("-D: send_bw runs -n iterations only for now; give -n")
 	}
 	if r.Iters < 5 {
 		return r, fmt.Errorf("-n %d: at least 5 iterations", r.Iters)
@@ -135,6 +149,10 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	return r, nil
 }
+
+// qpSpan is one QP's share of the registered buffer: BufSize to send
+// from, BufSize for the peer's messages.
+func qpSpan(r Resolved) int { return 2 * r.BufSize }
 
 // mtuEnum turns an MTU in bytes into enum ibv_mtu.
 func mtuEnum(bytes int) (int, error) {

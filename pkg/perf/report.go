@@ -83,6 +83,10 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
 	fmt.Fprintf(&b, " Data ex. method : %s\n", method)
+	if h.RDMACM && !h.Client {
+		b.WriteString(resultLine)
+		b.WriteString(" Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n")
+	}
 	b.WriteString(resultLine)
 	io.WriteString(w, b.String())
 }
@@ -194,6 +198,12 @@ func (t BWTiming) Report() BWReport {
 		best = t.Completed[n-1] - t.Posted[0]
 	}
 	try := func(i, j int) {
+		// No completion brought the count to exactly j+1 (several QPs'
+		// completions interleave): perftest's unsigned arithmetic skips
+		// such a window, so does this.
+		if t.Completed[j] == 0 {
+			return
+		}
 		if d := (t.Completed[j] - t.Posted[i]) / int64(j-i+1); d < best {
 			best = d
 		}

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"syscall"
 	"time"
@@ -17,9 +18,9 @@ type Result struct {
 	Test      string      `json:"test"`
 	Role      string      `json:"role"`
 	Device    string      `json:"device"`
-	IBPort    int         `json:"ib_port"`
+	IBPort    int         `json:"port"`
 	GIDIndex  int         `json:"gid_index"`
-	MTU       int         `json:"mtu"`
+	MTU       int         `json:"path_mtu"`
 	QPs       int         `json:"qps"`
 	TxDepth   int         `json:"tx_depth"`
 	RxDepth   int         `json:"rx_depth,omitempty"`
@@ -31,17 +32,20 @@ type Result struct {
 	BWUnit    string      `json:"bw_unit,omitempty"`
 	Bandwidth []BWRow     `json:"bandwidth,omitempty"`
 	Latency   []LatReport `json:"latency,omitempty"`
-	CPU       CPUUse      `json:"cpu"`
-	sess      *session
+	// LatencyDuration is a latency test's result with -D.
+	LatencyDuration []LatDurReport `json:"latency_duration,omitempty"`
+	CPU             CPUUse         `json:"cpu"`
+	OK              bool           `json:"ok"` // the document is written only when the test ran
+	sess            *session
 }
 
 // JSONDest is a QP record as JSON.
 type JSONDest struct {
 	LID   uint16 `json:"lid"`
-	QPN   uint32 `json:"qpn"`
+	QPN   uint32 `json:"qp_num"`
 	PSN   uint32 `json:"psn"`
 	RKey  uint32 `json:"rkey"`
-	VAddr uint64 `json:"vaddr"`
+	VAddr string `json:"addr"` // hex, as demo's records
 	GID   string `json:"gid,omitempty"`
 }
 
@@ -83,7 +87,7 @@ func newResult(r Resolved) *Result {
 
 func (res *Result) setup(s *session, outReads int) {
 	res.sess = s
-	res.Device = s.dev.Name()
+	res.Device = s.devName
 	res.GIDIndex = s.gidIdx
 	res.MTU = mtuBytes(s.mtu)
 	if s.r.Test.IsRead() {
@@ -92,7 +96,7 @@ func (res *Result) setup(s *session, outReads int) {
 }
 
 func jsonDest(d Dest, withGID bool) JSONDest {
-	j := JSONDest{LID: d.LID, QPN: d.QPN, PSN: d.PSN, RKey: d.RKey, VAddr: d.VAddr}
+	j := JSONDest{LID: d.LID, QPN: d.QPN, PSN: d.PSN, RKey: d.RKey, VAddr: fmt.Sprintf("0x%x", d.VAddr)}
 	if withGID {
 		j.GID = rdma.GID(d.GID).String()
 	}
@@ -114,12 +118,15 @@ func (res *Result) addCPU(d cpuTimes, iters uint64) {
 	}
 }
 
-func (res *Result) write(w io.Writer) error {
+// complete fills in the QP records once the test has run.
+func (res *Result) complete() {
 	if s := res.sess; s != nil {
 		res.Local, res.Remote = jsonDest(s.local, s.withGID), jsonDest(s.remote, s.withGID)
 	}
-	return cli.WriteJSON(w, res)
+	res.OK = true
 }
+
+func (res *Result) write(w io.Writer) error { return cli.WriteJSON(w, res) }
 
 type cpuTimes struct{ user, sys time.Duration }
 

@@ -10,9 +10,12 @@ import (
 	"io"
 	"math/rand"
 	"net"
+	"net/netip"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // session is one run's shared state.
@@ -20,40 +23,75 @@ type session struct {
 	r       Resolved
 	out     io.Writer // perftest's stdout; io.Discard under --json
 	errOut  io.Writer
-	dev     Device
-	ep      Endpoint
+	dev     rdma.Device
+	devName string
+	ep      rdma.PerfEndpoint
 	oob     *OOB
 	port    Port
 	gidIdx  int
 	mtu     int
-	local   Dest
+	local   Dest // QP 0's records, which the sync points carry
 	remote  Dest
+	locals  []Dest // every QP's, in order
+	remotes []Dest
 	withGID bool
 	result  *Result
+	clock   func() int64 // the data paths' time stamps, in ns
+	pinger  *pinger      // the latency loops, made at the first size
+	// -R: the rdma_cm stack, the control and data connections, and
+	// where they go (cm.go)
+	cm       rdma.CM
+	cmCtl    *cmControl
+	cmData   *cmData
+	cmPort   uint16
+	cmServer netip.AddrPort
 }
 
-// Run runs one side of the test. Output goes to out as perftest prints it
-// (or as one JSON document with --json); errors are returned, with a hint
-// where the cause is a classic one.
-func Run(o Options, v Verbs, out, errOut io.Writer) error {
+// Run runs one side of the test on v (the factory's rdma.Stack). Output
+// goes to out as perftest prints it (or as one JSON document with --json);
+// errors are returned, with a hint where the cause is a classic one.
+func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
+	res, err := execute(o, v, nil, out, errOut)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return res.write(out)
+	}
+	return nil
+}
+
+// execute runs one side of the test; conn, when not nil, is the server's
+// already accepted out-of-band connection (see serveconn.go), which its
+// caller closes.
+func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Result, error) {
 	r, err := o.Resolve()
 	if err != nil {
-		return &UsageError{err}
+		return nil, &UsageError{err}
 	}
-	s := &session{r: r, out: out, errOut: errOut, result: newResult(r)}
+	s := &session{r: r, out: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
 	if r.JSON {
 		s.out = io.Discard
 	}
 	defer s.close()
 	if err := s.openDevice(v); err != nil {
-		return err
+		return nil, err
 	}
-	conn, err := s.connectTCP()
+	switch {
+	case conn != nil: // a client serve accepted (ServeConn)
+		s.oob = NewOOB(conn, false, false, s.r.Timeout)
+	case r.RDMACM:
+		err = s.connectCM(v)
+	default:
+		if err = s.connectTCP(); err == nil {
+			defer s.oob.conn.Close() // a failed run must not leave it open (Measure)
+		}
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.prepare(conn); err != nil {
-		return err
+	if err := s.prepare(); err != nil {
+		return nil, err
 	}
 	switch {
 	case r.Test == WriteBW || r.Test == ReadBW:
@@ -68,12 +106,10 @@ func Run(o Options, v Verbs, out, errOut io.Writer) error {
 		err = s.runReadLat()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if r.JSON {
-		return s.result.write(out)
-	}
-	return nil
+	s.result.complete()
+	return s.result, nil
 }
 
 // UsageError is a bad option value (exit 2).
@@ -83,43 +119,49 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
 func (s *session) close() {
+	if s.cmData != nil {
+		s.cmData.close()
+	}
 	if s.ep != nil {
 		s.ep.Close()
 	}
 	if s.dev != nil {
 		s.dev.Close()
 	}
+	if s.cmCtl != nil {
+		s.cmCtl.close()
+	}
 }
 
-func (s *session) openDevice(v Verbs) error {
+func (s *session) openDevice(v rdma.Verbs) error {
 	var err error
-	if s.dev, err = v.Open(s.r.Device); err != nil {
+	if s.dev, s.devName, err = openDevice(v, s.r.Device); err != nil {
 		return err
 	}
-	if s.port, err = s.dev.Port(s.r.IBPort); err != nil {
-		return fmt.Errorf("%s port %d: %w", s.dev.Name(), s.r.IBPort, err)
+	if s.port, err = queryPort(s.dev, s.r.IBPort); err != nil {
+		return fmt.Errorf("%s port %d: %w", s.devName, s.r.IBPort, err)
 	}
 	if !s.port.Active {
-		return hinted(fmt.Errorf("%s port %d is not active", s.dev.Name(), s.r.IBPort),
+		return hinted(fmt.Errorf("%s port %d is not active", s.devName, s.r.IBPort),
 			"bring the link up (ip link set DEV up) or pick another port with -i")
 	}
 	s.mtu = s.port.ActiveMTU
 	if s.r.MTU != 0 {
 		want, _ := mtuEnum(s.r.MTU)
 		if want > s.port.ActiveMTU {
-			return hinted(fmt.Errorf("-m %d is above %s port %d's active MTU %d", s.r.MTU, s.dev.Name(), s.r.IBPort, mtuBytes(s.port.ActiveMTU)),
+			return hinted(fmt.Errorf("-m %d is above %s port %d's active MTU %d", s.r.MTU, s.devName, s.r.IBPort, mtuBytes(s.port.ActiveMTU)),
 				fmt.Sprintf("use -m %d or less, or raise the network interface's MTU", mtuBytes(s.port.ActiveMTU)))
 		}
 		s.mtu = want
 	}
 	s.gidIdx = s.r.GIDIndex
 	if s.gidIdx >= 0 {
-		gid, err := s.dev.GID(s.r.IBPort, s.gidIdx)
+		gid, err := gidAt(s.dev, s.r.IBPort, s.gidIdx)
 		if err == nil && gid == ([16]byte{}) {
 			err = errors.New("the entry is empty")
 		}
 		if err != nil {
-			return hinted(fmt.Errorf("-x %d: GID index %d of %s port %d: %v", s.gidIdx, s.gidIdx, s.dev.Name(), s.r.IBPort, err),
+			return hinted(fmt.Errorf("-x %d: GID index %d of %s port %d: %v", s.gidIdx, s.gidIdx, s.devName, s.r.IBPort, err),
 				"list the GIDs with 'rdmactl gids' or use -x auto")
 		}
 	}
@@ -128,7 +170,16 @@ func (s *session) openDevice(v Verbs) error {
 
 // connectTCP opens the out-of-band connection: the server accepts one
 // client on the TCP port, the client connects to it.
-func (s *session) connectTCP() (net.Conn, error) {
+func (s *session) connectTCP() error {
+	conn, err := s.dialOrAcceptTCP()
+	if err != nil {
+		return err
+	}
+	s.oob = NewOOB(conn, s.r.Server != "", false, s.r.Timeout)
+	return nil
+}
+
+func (s *session) dialOrAcceptTCP() (net.Conn, error) {
 	addr := net.JoinHostPort(s.r.Server, strconv.Itoa(s.r.TCPPort))
 	if s.r.Server == "" {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
@@ -165,20 +216,18 @@ func (s *session) connectTCP() (net.Conn, error) {
 
 // prepare runs the exchange's opening (versions, page and cache line
 // sizes, MTU), picks the GID, and creates the QP and its buffer.
-func (s *session) prepare(conn net.Conn) error {
+func (s *session) prepare() error {
 	if s.r.GIDAuto || (s.gidIdx < 0 && s.port.Ethernet) {
 		// perftest picks a GID itself on Ethernet; -x auto picks the one
 		// of the address this connection uses.
-		ip := conn.LocalAddr().(*net.TCPAddr).IP
-		idx, err := s.dev.AutoGID(s.r.IBPort, ip)
+		idx, err := autoGID(s.dev, s.devName, s.r.IBPort, s.oob.localIP())
 		if err != nil {
-			conn.Close()
 			return hinted(fmt.Errorf("-x auto: %w", err), "list the GIDs with 'rdmactl gids' and give -x N")
 		}
 		s.gidIdx = idx
 	}
 	s.withGID = s.gidIdx >= 0
-	s.oob = NewOOB(conn, s.r.Server != "", s.withGID, s.r.Timeout)
+	s.oob.withGID, s.oob.gidIndex = s.withGID, s.gidIdx
 	if err := s.oob.Versions(); err != nil {
 		return s.peerErr(err)
 	}
@@ -191,53 +240,82 @@ func (s *session) prepare(conn net.Conn) error {
 	}
 	s.mtu = mtu
 	events := s.r.Test.Latency() && !s.r.BusyPoll
-	s.ep, err = s.dev.NewEndpoint(EndpointConfig{
-		Port: s.r.IBPort, BufSize: 2 * s.r.BufSize, TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
+		Port: uint8(s.r.IBPort), QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 	})
 	if err != nil {
 		return err
 	}
+	if s.r.RDMACM {
+		if err := s.connectDataCM(); err != nil {
+			return err
+		}
+	}
 	var gid [16]byte
 	if s.withGID {
-		if gid, err = s.dev.GID(s.r.IBPort, s.gidIdx); err != nil {
+		if gid, err = gidAt(s.dev, s.r.IBPort, s.gidIdx); err != nil {
 			return err
 		}
 	}
 	outReads := 1
 	if s.r.Test.IsRead() {
-		if outReads, err = s.dev.MaxReads(); err != nil {
+		if outReads, err = maxReads(s.dev); err != nil {
 			return err
 		}
 	}
-	s.local = Dest{
-		LID: s.port.LID, OutReads: uint32(outReads), QPN: s.ep.QPN(), PSN: rand.Uint32() & 0xffffff,
-		RKey: s.ep.RKey(), VAddr: s.ep.Addr() + uint64(s.r.BufSize), GID: gid,
+	// Each QP owns qpSpan bytes: what it sends from, then what the
+	// peer's QP writes into or reads.
+	for i := 0; i < s.r.QPs; i++ {
+		s.locals = append(s.locals, Dest{
+			LID: s.port.LID, OutReads: uint32(outReads), QPN: s.ep.QPN(i), PSN: rand.Uint32() & 0xffffff,
+			RKey: s.ep.RKey(), VAddr: s.ep.Addr() + uint64(i*qpSpan(s.r)+s.r.BufSize), GID: gid,
+		})
 	}
+	s.local = s.locals[0]
 	s.result.setup(s, outReads)
 	WriteHeader(s.out, HeaderInfo{
-		Test: s.r.Test, Client: s.r.Server != "", Device: s.dev.Name(), QPs: s.r.QPs,
+		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
-		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads,
+		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM,
 	})
 	return nil
 }
 
-// connectPeer is the first handshake (learn the peer's QP record), then
-// the move of the QP to RTS towards it. Where the tests' sync points fall
-// around it is each test's own (bw.go, lat.go).
-func (s *session) connectPeer() error {
-	d, err := s.oob.Handshake(s.local)
-	if err != nil {
-		return s.peerErr(err)
+// steps runs fns in order and stops at the first error: each test opens
+// with its own order of perftest's sync points and connection steps.
+func steps(fns ...func() error) error {
+	for _, fn := range fns {
+		if err := fn(); err != nil {
+			return err
+		}
 	}
-	s.remote = d
+	return nil
+}
+
+// connectPeer is the first handshake, one per QP (learn the peer's QP
+// records), then the move of each QP to RTS towards its peer. Where the
+// tests' sync points fall around it is each test's own (bw.go, lat.go).
+func (s *session) connectPeer() error {
+	s.remotes = s.remotes[:0]
+	for _, l := range s.locals {
+		d, err := s.oob.Handshake(l)
+		if err != nil {
+			return s.peerErr(err)
+		}
+		s.remotes = append(s.remotes, d)
+	}
+	s.remote = s.remotes[0]
+	if s.r.RDMACM { // rdma_cm has connected the QPs
+		return nil
+	}
 	if s.withGID && isV4Mapped(s.local.GID) != isV4Mapped(s.remote.GID) {
 		return hinted(errors.New("Found Incompatibility issue with GID types: one side's GID is IPv4-mapped, the other's is not"),
 			"give both sides -x of the same IP version (or -x auto)")
 	}
-	err = s.ep.Connect(Connect{Port: s.r.IBPort, MTU: s.mtu, Local: s.local, Remote: s.remote, GIDIndex: s.gidIdx})
-	if err != nil {
-		return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
+	for i := range s.locals {
+		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx); err != nil {
+			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
+		}
 	}
 	return nil
 }
@@ -250,14 +328,24 @@ func (s *session) sync() error {
 	return nil
 }
 
-// printAddresses prints this side's QP record, handshakes once more and
-// prints the peer's, as perftest does.
+// printAddresses prints this side's QP records, then for each QP
+// handshakes once more and prints the peer's, as perftest does.
 func (s *session) printAddresses() error {
-	WriteAddress(s.out, "local", s.r.Test, s.local, s.withGID)
-	if err := s.sync(); err != nil {
-		return err
+	t := s.r.Test
+	if s.r.RDMACM {
+		// perftest prints with its exchange's settings, and the rdma_cm
+		// exchange's verb is SEND: no RKey, VAddr or OUT.
+		t = SendLat
 	}
-	WriteAddress(s.out, "remote", s.r.Test, s.remote, s.withGID)
+	for _, l := range s.locals {
+		WriteAddress(s.out, "local", t, l, s.withGID)
+	}
+	for i, l := range s.locals {
+		if _, err := s.oob.Handshake(l); err != nil {
+			return s.peerErr(err)
+		}
+		WriteAddress(s.out, "remote", t, s.remotes[i], s.withGID)
+	}
 	return nil
 }
 

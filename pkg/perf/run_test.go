@@ -4,82 +4,31 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"regexp"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
-
-// fakeVerbs is an RDMA device whose data paths return made-up timings,
-// so that the flows (handshakes, prints, reports) run without RDMA.
-type fakeVerbs struct{ qpn atomic.Uint32 }
-
-func (v *fakeVerbs) Open(name string) (Device, error) {
-	if name != "" && name != "rxe0" {
-		return nil, errors.New("no such device")
-	}
-	return &fakeDevice{v: v}, nil
-}
-
-type fakeDevice struct{ v *fakeVerbs }
-
-func (d *fakeDevice) Name() string { return "rxe0" }
-func (d *fakeDevice) Port(int) (Port, error) {
-	return Port{Active: true, ActiveMTU: 3, Ethernet: true}, nil
-}
-func (d *fakeDevice) GID(_, index int) ([16]byte, error) {
-	if index != 1 {
-		return [16]byte{}, nil
-	}
-	return [16]byte{10: 0xff, 11: 0xff, 12: 127, 15: 1}, nil
-}
-func (d *fakeDevice) AutoGID(int, []byte) (int, error) { return 1, nil }
-func (d *fakeDevice) MaxReads() (int, error)           { return 128, nil }
-func (d *fakeDevice) Close() error                     { return nil }
-func (d *fakeDevice) NewEndpoint(EndpointConfig) (Endpoint, error) {
-	return &fakeEndpoint{qpn: 0x10 + d.v.qpn.Add(1)}, nil
-}
-
-type fakeEndpoint struct {
-	qpn    uint32
-	remote Dest
-}
-
-func (e *fakeEndpoint) QPN() uint32                      { return e.qpn }
-func (e *fakeEndpoint) RKey() uint32                     { return 0x100 + e.qpn }
-func (e *fakeEndpoint) Addr() uint64                     { return 0x7f0000000000 + uint64(e.qpn)<<20 }
-func (e *fakeEndpoint) Connect(c Connect) error          { e.remote = c.Remote; return nil }
-func (e *fakeEndpoint) PostRecvs(n, off, size int) error { return nil }
-func (e *fakeEndpoint) Close() error                     { return nil }
-
-// Stream: every message takes 1 ms, one in flight.
-func (e *fakeEndpoint) Stream(s Stream) (BWTiming, error) {
-	if s.RemoteAddr != e.remote.VAddr || s.RKey != e.remote.RKey {
-		return BWTiming{}, errors.New("stream not aimed at the peer's buffer")
-	}
-	t := BWTiming{Size: uint64(s.Size), CQMod: s.CQMod, Posted: make([]int64, s.Iters), Completed: make([]int64, s.Iters)}
-	for i := range t.Posted {
-		t.Posted[i], t.Completed[i] = int64(i)*1e6, int64(i+1)*1e6
-	}
-	return t, nil
-}
-
-func (e *fakeEndpoint) Receive(iters, size, off, rxDepth int, timeout time.Duration) (BWTiming, error) {
-	return BWTiming{Size: uint64(size), Posted: []int64{0}, Completed: []int64{int64(iters) * 1e6}, Count: uint64(iters)}, nil
-}
-
-// PingPong: round trips of 20 µs.
-func (e *fakeEndpoint) PingPong(p PingPong) ([]int64, error) {
-	posted := make([]int64, p.Iters)
-	for i := range posted {
-		posted[i] = int64(i) * 20000
-	}
-	return posted, nil
-}
 
 // runBoth runs a server and a client of opts over loopback TCP.
 func runBoth(t *testing.T, o Options) (srv, cli string) {
+	t.Helper()
+	srv, cli, serr, cerr := runPair(t, newFakeStack(), o)
+	if cerr != nil {
+		t.Fatalf("client: %v", cerr)
+	}
+	if serr != nil {
+		t.Fatalf("server: %v", serr)
+	}
+	return srv, cli
+}
+
+// runPair runs a server and a client of o on v and returns what each
+// printed and returned.
+func runPair(t *testing.T, v *fakeStack, o Options) (srv, cli string, serr, cerr error) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -87,27 +36,25 @@ func runBoth(t *testing.T, o Options) (srv, cli string) {
 	}
 	o.TCPPort = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	v := &fakeVerbs{}
-	var sout, cout, serr, cerr bytes.Buffer
+	var sout, cout, serrOut, cerrOut bytes.Buffer
 	done := make(chan error, 1)
 	so := o
-	go func() { done <- Run(so, v, &sout, &serr) }()
+	go func() { done <- Run(so, v, &sout, &serrOut) }()
 	o.Server = "127.0.0.1"
 	for i := 0; ; i++ {
 		cout.Reset()
-		err = Run(o, v, &cout, &cerr)
-		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || i == 100 {
+		cerr = Run(o, v, &cout, &cerrOut)
+		if cerr == nil || !errors.Is(cerr, syscall.ECONNREFUSED) || i == 100 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err != nil {
-		t.Fatalf("client: %v", err)
+	if cerr != nil {
+		// A failed client leaves the server waiting for the next step.
+		return sout.String(), cout.String(), nil, cerr
 	}
-	if err := <-done; err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	return sout.String(), cout.String()
+	serr = <-done
+	return sout.String(), cout.String(), serr, nil
 }
 
 func TestFlowsPairUp(t *testing.T) {
@@ -151,12 +98,118 @@ func TestRunJSON(t *testing.T) {
 	if strings.Contains(cli, "#bytes") {
 		t.Errorf("--json printed the table too:\n%s", cli)
 	}
+	if err := schema.Validate("perf", []byte(cli)); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	_, dur := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Duration: time.Second, JSON: true})
+	if !strings.Contains(dur, `"latency_duration":[{`) {
+		t.Errorf("-D --json lacks latency_duration:\n%s", dur)
+	}
+	if err := schema.Validate("perf", []byte(dur)); err != nil {
+		t.Errorf("-D against its schema: %v", err)
+	}
 }
 
 func TestRunRefusesEmptyGID(t *testing.T) {
-	err := Run(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, &fakeVerbs{}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := Run(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, newFakeStack(), &bytes.Buffer{}, &bytes.Buffer{})
 	var h *HintedError
 	if !errors.As(err, &h) || !strings.Contains(err.Error(), "GID index 5") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestWriteBWServerStaysOut: in write_bw only the client moves data, one
+// stream per size, and the server prints the row the client sent it.
+func TestWriteBWServerStaysOut(t *testing.T) {
+	v := newFakeStack()
+	_, cli, serr, cerr := runPair(t, v, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 20, All: true})
+	if serr != nil || cerr != nil {
+		t.Fatalf("server %v, client %v", serr, cerr)
+	}
+	if v.streams != 23 || strings.Count(cli, "\t\t   ") != 23 {
+		t.Errorf("%d streams and %d rows for -a, want 23 of each:\n%s", v.streams, strings.Count(cli, "\t\t   "), cli)
+	}
+}
+
+// TestSendLatBusyPollNeverSleeps: with --busy-poll the CQs get no
+// completion channel (the fake's Await then fails), so the latency loop
+// must have polled every completion.
+func TestSendLatBusyPollNeverSleeps(t *testing.T) {
+	srv, cli := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true})
+	row := " 2       50          10.00          10.00        10.00  "
+	if !strings.Contains(cli, row) || !strings.Contains(srv, row) {
+		t.Errorf("both sides should print %q:\nserver:\n%s\nclient:\n%s", row, srv, cli)
+	}
+}
+
+// TestSendLatNoReceiveHint: a SEND that finds no receive ends in the
+// RNR completion error and the hint that names the cause.
+func TestSendLatNoReceiveHint(t *testing.T) {
+	v := newFakeStack()
+	v.dropRecvs = true
+	_, _, _, cerr := runPair(t, v, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Timeout: 2 * time.Second})
+	var h *HintedError
+	if !errors.As(cerr, &h) || !strings.Contains(h.Hint, "no receive posted") {
+		t.Fatalf("client error %v, want the RNR hint", cerr)
+	}
+}
+
+// TestWriteBWTwoQPs: -q 2 exchanges and prints a record per QP, streams on
+// both QPs (each into its own peer QP's span) and reports iters × QPs
+// messages, as ib_write_bw -q 2.
+func TestWriteBWTwoQPs(t *testing.T) {
+	for _, test := range []Test{WriteBW, ReadBW} {
+		v := newFakeStack()
+		srv, cli, serr, cerr := runPair(t, v, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2})
+		if serr != nil || cerr != nil {
+			t.Fatalf("%s: server %v, client %v", test, serr, cerr)
+		}
+		if v.streams != 2 {
+			t.Errorf("%s streamed on %d QPs, want 2", test, v.streams)
+		}
+		for side, out := range map[string]string{"server": srv, "client": cli} {
+			if l, r := strings.Count(out, " local address:"), strings.Count(out, " remote address:"); l != 2 || r != 2 {
+				t.Errorf("%s %s printed %d local and %d remote records, want 2 each:\n%s", test, side, l, r, out)
+			}
+			if !strings.Contains(out, " Number of qps   : 2") {
+				t.Errorf("%s %s header lacks the QP count:\n%s", test, side, out)
+			}
+			if !strings.Contains(out, " 65536      100 ") {
+				t.Errorf("%s %s row should count 2 × 50 messages:\n%s", test, side, out)
+			}
+		}
+	}
+}
+
+func TestResolveQPs(t *testing.T) {
+	for _, o := range []Options{{Test: SendLat, QPs: 2}, {Test: SendBW, QPs: 2}, {Test: WriteBW, QPs: 17}, {Test: WriteBW, QPs: -1}} {
+		if _, err := o.Resolve(); err == nil || !strings.Contains(err.Error(), "-q") {
+			t.Errorf("%s -q %d: got %v, want a -q error", o.Test, o.QPs, err)
+		}
+	}
+	if r, err := (Options{Test: ReadBW, QPs: 4}).Resolve(); err != nil || r.QPs != 4 {
+		t.Errorf("read_bw -q 4: %+v, %v", r.QPs, err)
+	}
+}
+
+// TestLatencyDuration: -D runs each latency test for the duration and
+// prints perftest's duration table (t_avg and tps) on both sides.
+func TestLatencyDuration(t *testing.T) {
+	for _, test := range []Test{SendLat, WriteLat, ReadLat} {
+		for _, busy := range []bool{false, true} {
+			srv, cli := runBoth(t, Options{Test: test, GIDIndex: 1, IBPort: 1, Duration: time.Second, BusyPoll: busy})
+			row := regexp.MustCompile(`(?m)^ 2             ([1-9]\d*)            \d+\.\d\d *        \d+\.\d\d *$`)
+			for side, out := range map[string]string{"server": srv, "client": cli} {
+				if test == ReadLat && side == "server" {
+					continue // ib_read_lat's server prints no table
+				}
+				if !strings.Contains(out, latDurHeadr) || !row.MatchString(out) {
+					t.Errorf("%s (busy %v) %s printed no duration row:\n%s", test, busy, side, out)
+				}
+			}
+		}
+	}
+	if _, err := (Options{Test: SendLat, Duration: time.Second, All: true}).Resolve(); err == nil {
+		t.Error("-D with -a should be refused")
 	}
 }

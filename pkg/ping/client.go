@@ -91,6 +91,9 @@ func (c *conn) testClient() int {
 	defer runtime.UnlockOSThread()
 
 	start, sink := c.startMR.Bytes(), c.rdmaMR.Bytes()
+	if c.stats != nil {
+		c.stats.beginPings()
+	}
 	ret := 0
 	for seq := 0; c.o.Count == 0 || seq < c.o.Count; seq++ {
 		if c.interrupted != nil && c.interrupted.Load() {

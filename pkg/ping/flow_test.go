@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -270,11 +271,14 @@ func TestBindPortInUse(t *testing.T) {
 func TestJSONVerdict(t *testing.T) {
 	a := "10.9.0.1"
 	type doc struct {
-		Completed int       `json:"completed"`
-		OK        bool      `json:"ok"`
-		Error     string    `json:"error"`
-		Hint      string    `json:"hint"`
-		RTTMs     []float64 `json:"rtt_ms"`
+		Completed int  `json:"completed"`
+		OK        bool `json:"ok"`
+		Error     struct {
+			Message string `json:"message"`
+			Hint    string `json:"hint"`
+			Code    int    `json:"code"`
+		} `json:"error"`
+		RTTMs []float64 `json:"rtt_ms"`
 	}
 	for _, c := range []struct {
 		name      string
@@ -300,14 +304,17 @@ func TestJSONVerdict(t *testing.T) {
 			if err := json.Unmarshal([]byte(cl.out), &d); err != nil {
 				t.Fatalf("stdout is not one JSON document: %v\n%s", err, cl.out)
 			}
-			if d.Completed != c.completed || d.OK != c.ok || d.Error != c.reason || len(d.RTTMs) != c.completed {
+			if err := schema.Validate("ping", []byte(cl.out)); err != nil {
+				t.Errorf("against its schema: %v", err)
+			}
+			if d.Completed != c.completed || d.OK != c.ok || d.Error.Message != c.reason || (!c.ok && d.Error.Code != 1) || len(d.RTTMs) != c.completed {
 				t.Errorf("document %+v", d)
 			}
 			wantCode := 0
 			if !c.ok {
 				wantCode = cli.ExitFailed
-				if !strings.Contains(cl.err, "rdmactl ping: "+c.reason+"\n") || d.Hint == "" {
-					t.Errorf("stderr %q lacks the reason, or no hint (%q)", cl.err, d.Hint)
+				if !strings.Contains(cl.err, "rdmactl ping: "+c.reason+"\n") || d.Error.Hint == "" {
+					t.Errorf("stderr %q lacks the reason, or no hint (%q)", cl.err, d.Error.Hint)
 				}
 			}
 			if cl.code != wantCode {
@@ -330,7 +337,7 @@ func TestPlainModeKeepsRpingsExitCode(t *testing.T) {
 func TestStatsLinesAndSummary(t *testing.T) {
 	_, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-C", 4, "--stats", true))
 	lines := strings.Split(strings.TrimSuffix(cl.out, "\n"), "\n")
-	if cl.code != 0 || len(lines) != 7 {
+	if cl.code != 0 || len(lines) != 9 {
 		t.Fatalf("exit %d stdout\n%s", cl.code, cl.out)
 	}
 	for i := 0; i < 4; i++ {
@@ -339,7 +346,8 @@ func TestStatsLinesAndSummary(t *testing.T) {
 		}
 	}
 	if lines[4] != "--- 10.9.0.1 ping statistics ---" || !strings.HasPrefix(lines[5], "4 iterations, time ") ||
-		!strings.HasPrefix(lines[6], "rtt min/avg/max/mdev = ") {
+		!strings.HasPrefix(lines[6], "rtt min/avg/max/mdev = ") || !strings.HasPrefix(lines[7], "rtt p50/p90/p99/p99.9 = ") ||
+		!strings.HasPrefix(lines[8], "cpu per iteration ") {
 		t.Errorf("summary\n%s", strings.Join(lines[4:], "\n"))
 	}
 }

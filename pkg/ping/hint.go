@@ -3,11 +3,12 @@ package ping
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -96,15 +97,15 @@ func hintForCompletion(st rdma.WCStatus, op rdma.WCOpcode) string {
 	return "a work request failed: " + st.String()
 }
 
-// kernelDevices lists the kernel's RDMA devices (/sys/class/infiniband);
-// classOK is false when the class itself is missing: no RDMA in the kernel.
+// kernelDevices lists the kernel's RDMA devices; classOK is false when
+// the class itself is missing: no RDMA in the kernel.
 var kernelDevices = func() (names []string, classOK bool) {
-	entries, err := os.ReadDir("/sys/class/infiniband")
-	if err != nil {
+	devs, err := host.ReadDevices(host.ClassDir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
-	for _, e := range entries {
-		names = append(names, e.Name())
+	for _, d := range devs {
+		names = append(names, d.Name)
 	}
 	return names, true
 }

@@ -71,3 +71,33 @@ func TestFillPatternDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per call", n)
 	}
 }
+
+// fillByteByByte is rping's filler loop, the reference for fillRotating.
+func fillByteByByte(b []byte, c byte) {
+	for i := range b {
+		b[i] = c
+		if c++; c > lastChar {
+			c = firstChar
+		}
+	}
+}
+
+func TestFillRotatingMatchesTheByteLoop(t *testing.T) {
+	for _, n := range []int{0, 1, 57, 58, 59, 116, 117, 1000, MaxSize} {
+		for _, c := range []byte{firstChar, 'a', lastChar} {
+			got, want := make([]byte, n), make([]byte, n)
+			fillRotating(got, c)
+			fillByteByByte(want, c)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes from %q differ", n, c)
+			}
+		}
+	}
+}
+
+func BenchmarkFillPattern64K(b *testing.B) {
+	buf := make([]byte, MaxSize)
+	for i := 0; b.Loop(); i++ {
+		FillPattern(buf, i)
+	}
+}

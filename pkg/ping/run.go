@@ -12,11 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/signal"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -31,8 +30,9 @@ const (
 // adds its own (timeouts).
 func Run(o *Options) error {
 	r := &runner{o: o}
+	r.served.enabled = o.JSON && o.Mode == ModeServer
 	stdoutW := o.Out
-	if o.JSON && o.Mode == ModeClient {
+	if o.JSON {
 		stdoutW = o.ErrOut // stdout carries the JSON document alone
 	}
 	r.out = newStdout(stdoutW)
@@ -43,6 +43,10 @@ func Run(o *Options) error {
 	o.trace = pollwait.TraceFromEnv(fmt.Sprintf("rdmactl ping server=%v cpus=%d wait=%s size=%d",
 		o.Mode == ModeServer, pollwait.AvailableCPUs(), o.Wait, o.Size))
 	defer func() { _ = o.trace.Close() }()
+	pollwait.ReserveSpareP()
+	if o.Mode == ModeServer {
+		cli.TuneResponderMemory()
+	}
 
 	code := r.run()
 	return r.finish(code)
@@ -57,6 +61,7 @@ type runner struct {
 	failure  failure
 	fatal    atomic.Int32 // exit code a CM error event forces (rping's exit(-1))
 	stats    *stats
+	served   servedClients // the server's clients, for its JSON document
 
 	// The client's outcome, for the verdict of rdmactl's own modes.
 	completed, mismatch int
@@ -158,22 +163,8 @@ func (r *runner) catchInterrupt(c *conn) func() {
 	if r.stats == nil {
 		return func() {}
 	}
-	flag := new(atomic.Bool)
-	c.interrupted = flag
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			flag.Store(true)
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(sigs)
-		close(done)
-	}
+	c.interrupted = new(atomic.Bool)
+	return flagOnSignal(c.interrupted)
 }
 
 // prepare creates the connection's QP and buffers and posts the first

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -125,10 +126,12 @@ func (r *runner) server(ec rdma.EventChannel, id rdma.CMID) int {
 // less.
 func (r *runner) serve(c *conn, persistent bool) int {
 	if ret := r.prepare(c); ret != 0 {
+		r.served.add(c, ret)
 		return ret
 	}
 	if ret := r.accept(c); ret != 0 {
 		r.errorf("connect error %d\n", ret)
+		r.served.add(c, ret)
 		return ret
 	}
 	ret := c.testServer()
@@ -136,9 +139,7 @@ func (r *runner) serve(c *conn, persistent bool) int {
 		r.errorf("rping server failed: %d\n", ret)
 	}
 	c.disconnect()
-	if persistent {
-		return 0
-	}
+	r.served.add(c, ret)
 	return ret
 }
 
@@ -177,9 +178,16 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 		return ret
 	}
 	l := r.newListener(ec, id)
+	// With --json a -P server stops on SIGINT/SIGTERM so that it ends with
+	// its document; otherwise the signals keep their default effect, as
+	// in rping.
+	stop := new(atomic.Bool)
+	if r.o.JSON {
+		defer flagOnSignal(stop)()
+	}
 	// Like rping, returning ends the process: connections still running
 	// are not waited for.
-	for r.fatal.Load() == 0 {
+	for r.fatal.Load() == 0 && !stop.Load() {
 		child, ret := l.nextRequest(250 * time.Millisecond)
 		if ret != 0 {
 			if l.exitCode != 0 {
@@ -197,6 +205,10 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 			continue
 		}
 		go func() {
+			// Locked and never unlocked: the thread exits with the
+			// goroutine, instead of joining the pool of idle threads
+			// that grows with the most clients ever served at once.
+			runtime.LockOSThread()
 			defer func() { _ = c.ec.Close() }()
 			defer child.Close()
 			defer c.close()
@@ -287,6 +299,7 @@ func (c *conn) testServer() int {
 			break
 		}
 		c.debugf("server posted go ahead\n")
+		c.completed++
 	}
 	if c.state == Disconnected {
 		return 0

@@ -61,24 +61,24 @@ func (r *runner) finish(code int) error {
 			}
 		}
 	}
+	if o.JSON && o.Mode == ModeServer && !r.writeServerReport(code, hint) {
+		return cli.SilentExit(cli.ExitFailed)
+	}
 	if r.stats != nil {
-		rtts, elapsed := r.stats.snapshot()
+		res := r.stats.snapshot()
 		r.out.Flush()
 		if o.JSON {
-			rep := newReport(o, rtts, elapsed)
+			rep := newReport(o, res)
 			rep.OK = code == 0 && short == ""
 			switch {
 			case short != "":
-				rep.Error = short
+				rep.Error = &cli.ErrorBody{Message: short, Hint: hint, Code: cli.ExitFailed}
 			case code != 0:
-				rep.Error = r.failureText()
-			}
-			if !rep.OK {
-				rep.Hint = hint
+				rep.Error = &cli.ErrorBody{Message: r.failureText(), Hint: hint, Code: r.exitCode(code)}
 			}
 			_ = cli.WriteJSON(o.Out, rep)
 		} else {
-			writeSummary(r.out, r.dst.WithZone("").String(), rtts, elapsed)
+			writeSummary(r.out, r.dst.WithZone("").String(), res)
 		}
 	}
 	if hint != "" {
@@ -90,10 +90,16 @@ func (r *runner) finish(code int) error {
 	if code == 0 {
 		return nil
 	}
+	return cli.SilentExit(r.exitCode(code))
+}
+
+// exitCode is the process's exit code for rping's failure code: rping's
+// own, except that a timeout (rdmactl's) is an operational failure.
+func (r *runner) exitCode(code int) int {
 	if r.failure.timeout != nil {
-		code = cli.ExitFailed
+		return cli.ExitFailed
 	}
-	return cli.SilentExit(code & 0xff)
+	return code & 0xff
 }
 
 // pingsWanted is "N pings", or "an open-ended run" for -C 0.
@@ -104,9 +110,11 @@ func pingsWanted(count int) string {
 	return fmt.Sprintf("%d pings", count)
 }
 
-// failureText describes the failure for the JSON document.
-func (r *runner) failureText() string {
-	f := r.failure
+// failureText describes the run's failure for the JSON document.
+func (r *runner) failureText() string { return r.failure.text() }
+
+// text describes a failure in one line.
+func (f failure) text() string {
 	switch {
 	case f.timeout != nil:
 		return f.timeout.Error()

@@ -1,6 +1,7 @@
 package ping
 
 import (
+	"errors"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
@@ -19,6 +20,12 @@ import (
 // CM channel, the deadline and the interrupt flag.
 const busyPollSlice = 10 * time.Millisecond
 
+// rawWaitSlice bounds how long a wait sleeps in a raw poll (holding its
+// P, see pollwait.RawPoll) before it falls back to Await's blocking cgo
+// call for the rest: a client or server waiting that long is idle, and
+// the scheduler may have the P back.
+const rawWaitSlice = 20 * time.Millisecond
+
 // prepareWait sets up a new CQ: the C side never polls before it sleeps,
 // the policy decides in awaitWork.
 func prepareWait(cq rdma.CQ) { cq.SetSpin(0) }
@@ -27,11 +34,12 @@ func prepareWait(cq rdma.CQ) { cq.SetSpin(0) }
 type waiter struct {
 	policies []*pollwait.Policy
 	trace    *pollwait.Trace
+	rawWaits bool // sleep in raw polls: this goroutine is the only one that waits
 }
 
-func newWaiter(mode pollwait.Mode, trace *pollwait.Trace) *waiter {
+func newWaiter(mode pollwait.Mode, trace *pollwait.Trace, rawWaits bool) *waiter {
 	cpus := pollwait.AvailableCPUs()
-	w := &waiter{policies: make([]*pollwait.Policy, stepWriteDone+1), trace: trace}
+	w := &waiter{policies: make([]*pollwait.Policy, stepWriteDone+1), trace: trace, rawWaits: rawWaits}
 	for i := range w.policies {
 		w.policies[i] = pollwait.New(pollwait.Config{Mode: mode, CPUs: cpus})
 	}
@@ -72,7 +80,7 @@ func (w *waiter) awaitWork(step waitStep, cq rdma.CQ, ec rdma.EventChannel, wc [
 			timeout = 0 // only look at the CM channel; waitPost loops
 		}
 	}
-	n, cmReady, err := cq.Await(wc, ec, timeout)
+	n, cmReady, err := w.await(cq, ec, wc, timeout)
 	if n > 0 {
 		w.observe(step, time.Since(start), spun, false)
 	}
@@ -92,4 +100,43 @@ func (w *waiter) observe(step waitStep, latency, spun time.Duration, hit bool) {
 var stepSites = [...]string{
 	stepResolve: "resolve", stepConnect: "connect", stepRead: "read", stepEcho: "echo",
 	stepNextPing: "next-ping", stepReadDone: "read-done", stepSinkAdv: "sink-adv", stepWriteDone: "write-done",
+}
+
+// await is cq.Await, sleeping in raw polls first where the waiter may
+// (see pollwait.RawPoll): each round arms the CQ and takes what is there
+// without blocking, then sleeps until the completion channel or the CM
+// channel is readable.
+func (w *waiter) await(cq rdma.CQ, ec rdma.EventChannel, wc []rdma.WC, timeout time.Duration) (int, bool, error) {
+	fw, ok := cq.(rdma.WaitFds)
+	if !w.rawWaits || !ok {
+		return cq.Await(wc, ec, timeout)
+	}
+	chFd, ecFd := fw.WaitFds(ec)
+	if chFd < 0 {
+		return cq.Await(wc, ec, timeout)
+	}
+	start := time.Now()
+	for {
+		n, cmReady, err := cq.Await(wc, ec, 0)
+		if n > 0 || cmReady || !errors.Is(err, rdma.ErrTimeout) {
+			return n, cmReady, err
+		}
+		slept := time.Since(start)
+		if timeout >= 0 && slept >= timeout {
+			return 0, false, rdma.ErrTimeout
+		}
+		if slept >= rawWaitSlice {
+			if timeout >= 0 {
+				timeout -= slept
+			}
+			return cq.Await(wc, ec, timeout)
+		}
+		slice := rawWaitSlice - slept
+		if timeout >= 0 {
+			slice = min(slice, timeout-slept)
+		}
+		if _, err := pollwait.RawPoll(chFd, ecFd, slice); err != nil {
+			return cq.Await(wc, ec, timeout) // let the C side report it
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // DeviceEntry is one device as ibv_get_device_list reports it.
 type DeviceEntry struct {
-	Name     string `json:"name"`
+	Name     string `json:"device"`
 	NodeGUID GUID   `json:"node_guid"`
 }
 
@@ -150,7 +150,7 @@ type PortAttr struct {
 	InitTypeReply uint8     `json:"init_type_reply"`
 	ActiveWidth   Width     `json:"active_width"`
 	ActiveSpeed   Speed     `json:"active_speed"`
-	PhysState     PhysState `json:"phys_state"`
+	PhysState     PhysState `json:"physical_state"`
 	LinkLayer     LinkLayer `json:"link_layer"`
 	Flags         uint8     `json:"flags"`
 	PortCapFlags2 uint16    `json:"port_cap_flags2"`

@@ -7,14 +7,20 @@ import (
 )
 
 // Enumerations of the verbs API. Each has the name ibv_devinfo prints for
-// it; JSON carries that name, or the bare number for a value the name
-// table does not know, so that JSON reads back into the same value.
+// it (String). JSON carries a name too, or the bare number for a value the
+// name table does not know, so that JSON reads back into the same value;
+// port states are spelled as `rdma link -j` spells them (ACTIVE, LINK_UP),
+// which is how every rdmactl document names them, and MTUs and VL counts
+// are numbers (bytes, lanes) rather than ibv_devinfo's words.
 
 // Transport is enum ibv_transport_type.
 type Transport int32
 
 // PortState is enum ibv_port_state.
 type PortState uint32
+
+// PortActive is IBV_PORT_ACTIVE.
+const PortActive PortState = 4
 
 // MTU is enum ibv_mtu (1 = 256 bytes … 5 = 4096 bytes).
 type MTU uint32
@@ -60,9 +66,15 @@ const (
 var (
 	transportNames = names[Transport]{0: "InfiniBand", 1: "iWARP", 2: "usNIC", 3: "usNIC UDP", 4: "unspecified"}
 	portStateNames = names[PortState]{1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED", 4: "PORT_ACTIVE"}
-	mtuNames       = names[MTU]{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
-	vlNames        = names[VLCount]{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
-	widthNames     = names[Width]{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
+	// iproute2's rdma tool names (link_state_to_str, phys_state_to_str).
+	portStateJSON = names[PortState]{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+	physStateJSON = names[PhysState]{0: "NOP", 1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "ARMED", 5: "LINK_UP",
+		6: "LINK_ERROR_RECOVER", 7: "PHY_TEST", 9: "OPA_OFFLINE", 11: "OPA_TEST"}
+	mtuBytes   = numbers[MTU]{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+	vlCounts   = numbers[VLCount]{1: 1, 2: 2, 3: 4, 4: 8, 5: 15}
+	mtuNames   = names[MTU]{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+	vlNames    = names[VLCount]{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
+	widthNames = names[Width]{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
 	// ibv_devinfo prints 10.0 Gbps for both QDR and FDR10, so JSON uses
 	// the InfiniBand rate names, which tell them apart.
 	speedTexts = names[Speed]{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps", 8: "10.0 Gbps", 16: "14.0 Gbps",
@@ -90,18 +102,18 @@ func (v GIDType) String() string   { return gidTypeNames.or(v, "unknown GID type
 
 func (v Transport) MarshalJSON() ([]byte, error)  { return transportNames.marshal(v) }
 func (v *Transport) UnmarshalJSON(b []byte) error { return transportNames.unmarshal(b, v) }
-func (v PortState) MarshalJSON() ([]byte, error)  { return portStateNames.marshal(v) }
-func (v *PortState) UnmarshalJSON(b []byte) error { return portStateNames.unmarshal(b, v) }
-func (v MTU) MarshalJSON() ([]byte, error)        { return mtuNames.marshal(v) }
-func (v *MTU) UnmarshalJSON(b []byte) error       { return mtuNames.unmarshal(b, v) }
-func (v VLCount) MarshalJSON() ([]byte, error)    { return vlNames.marshal(v) }
-func (v *VLCount) UnmarshalJSON(b []byte) error   { return vlNames.unmarshal(b, v) }
+func (v PortState) MarshalJSON() ([]byte, error)  { return portStateJSON.marshal(v) }
+func (v *PortState) UnmarshalJSON(b []byte) error { return portStateJSON.unmarshal(b, v) }
+func (v MTU) MarshalJSON() ([]byte, error)        { return mtuBytes.marshal(v) }
+func (v *MTU) UnmarshalJSON(b []byte) error       { return mtuBytes.unmarshal(b, v) }
+func (v VLCount) MarshalJSON() ([]byte, error)    { return vlCounts.marshal(v) }
+func (v *VLCount) UnmarshalJSON(b []byte) error   { return vlCounts.unmarshal(b, v) }
 func (v Width) MarshalJSON() ([]byte, error)      { return widthNames.marshal(v) }
 func (v *Width) UnmarshalJSON(b []byte) error     { return widthNames.unmarshal(b, v) }
 func (v Speed) MarshalJSON() ([]byte, error)      { return speedNames.marshal(v) }
 func (v *Speed) UnmarshalJSON(b []byte) error     { return speedNames.unmarshal(b, v) }
-func (v PhysState) MarshalJSON() ([]byte, error)  { return physStateNames.marshal(v) }
-func (v *PhysState) UnmarshalJSON(b []byte) error { return physStateNames.unmarshal(b, v) }
+func (v PhysState) MarshalJSON() ([]byte, error)  { return physStateJSON.marshal(v) }
+func (v *PhysState) UnmarshalJSON(b []byte) error { return physStateJSON.unmarshal(b, v) }
 func (v LinkLayer) MarshalJSON() ([]byte, error)  { return linkLayerNames.marshal(v) }
 func (v *LinkLayer) UnmarshalJSON(b []byte) error { return linkLayerNames.unmarshal(b, v) }
 func (v AtomicCap) MarshalJSON() ([]byte, error)  { return atomicNames.marshal(v) }
@@ -147,4 +159,35 @@ func (n names[T]) unmarshal(b []byte, v *T) error {
 		}
 	}
 	return fmt.Errorf("unknown name %q", s)
+}
+
+// numbers maps the values of an encoded quantity (MTU, VL count) to the
+// quantity. JSON carries the quantity; a value without one is carried as
+// its raw code with the sign flipped (-6), so that it reads back and never
+// passes for a quantity.
+type numbers[T integer] map[T]int
+
+func (n numbers[T]) marshal(v T) ([]byte, error) {
+	if q, ok := n[v]; ok {
+		return []byte(strconv.Itoa(q)), nil
+	}
+	return []byte(strconv.FormatInt(-int64(v), 10)), nil
+}
+
+func (n numbers[T]) unmarshal(b []byte, v *T) error {
+	var q int64
+	if err := json.Unmarshal(b, &q); err != nil {
+		return fmt.Errorf("want a number, got %s", b)
+	}
+	if q <= 0 {
+		*v = T(-q)
+		return nil
+	}
+	for k, want := range n {
+		if int64(want) == q {
+			*v = k
+			return nil
+		}
+	}
+	return fmt.Errorf("no code for %d", q)
 }

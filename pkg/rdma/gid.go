@@ -10,9 +10,9 @@ import (
 // GIDEntry is one populated GID table entry (struct ibv_gid_entry, with the
 // netdev named rather than given by ifindex).
 type GIDEntry struct {
-	Index  uint32  `json:"index"`
+	Index  uint32  `json:"gid_index"`
 	GID    GID     `json:"gid"`
-	Type   GIDType `json:"type"`
+	Type   GIDType `json:"gid_type"`
 	Netdev string  `json:"netdev,omitempty"`
 }
 

@@ -1,6 +1,9 @@
 package rdma
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // WCError is a work completion that came back with an error status, as the
 // batched data paths report it.
@@ -11,4 +14,114 @@ type WCError struct {
 
 func (e *WCError) Error() string {
 	return fmt.Sprintf("completion with error: %s (status %d, vendor error 0x%x)", e.Status, uint32(e.Status), e.VendorErr)
+}
+
+// Perf is what an open Device offers perftest's tests (rdmactl perf): RC
+// QPs sharing a send and a receive CQ and one registered buffer, and the
+// data paths as one call each.
+type Perf interface {
+	// NewPerfEndpoint makes the endpoint's resources and moves its QPs to
+	// INIT on c.Port; failures are rdma.Errors naming the verb.
+	NewPerfEndpoint(c PerfConfig) (PerfEndpoint, error)
+}
+
+// PerfConfig sizes one perf endpoint.
+type PerfConfig struct {
+	Port    uint8
+	QPs     int // 0 means 1; at most MaxPerfQPs
+	BufSize int // the whole registered buffer, shared by the QPs
+	TxDepth int
+	RxDepth int
+	// Events gives both CQs a completion channel, so that CQ.Await can
+	// sleep (latency tests without --busy-poll).
+	Events bool
+}
+
+// MaxPerfQPs bounds PerfConfig.QPs.
+const MaxPerfQPs = 16
+
+// PerfEndpoint is RC QPs, their CQs and a registered buffer (access:
+// local write, remote write and read). The QPs are in INIT; the caller
+// brings each to RTS with its peer's values. The single-message verbs
+// (PostSend, PostRecvs, SendPingPong) use QP 0.
+type PerfEndpoint interface {
+	// QPN is the number of QP qp (0 … QPs-1).
+	QPN(qp int) uint32
+	// Buffer is the registered memory, valid until Close; Addr, LKey and
+	// RKey describe it.
+	Buffer() []byte
+	Addr() uint64
+	LKey() uint32
+	RKey() uint32
+	ToRTR(qp int, a RTRAttr) error
+	ToRTS(qp int, a RTSAttr) error
+	SendCQ() CQ
+	RecvCQ() CQ
+	PostSend(wr SendWR) error
+	// PostRecvs posts n receives of sge, several per call.
+	PostRecvs(n int, sge SGE) error
+	// Stream is a bandwidth test's active side in one call: see Stream.
+	Stream(s Stream) (StreamResult, error)
+	// SendPingPong is send_lat's loop with busy polling in one call: see
+	// SendPingPong.
+	SendPingPong(p SendPingPong) error
+	// WaitByte waits until Buffer()[off] reads want (a peer's RDMA write
+	// landing) for at most timeout; yield gives the CPU away between looks.
+	// ErrTimeout when it did not.
+	WaitByte(off int, want byte, timeout time.Duration, yield bool) error
+	Close() error
+}
+
+// Stream is one bandwidth run, perftest's run_iter_bw: on each QP of
+// Targets (one per QP, in order), Iters requests of Op, at most TxDepth in
+// flight per QP, every CQMod-th and the last signalled; the QPs take turns
+// posting, one ibv_post_send per request (rxe did best so), and up to 16
+// completions are taken per ibv_poll_cq.
+//
+// With Duration set it runs for that long instead and reports only the
+// first post, the last completion and the count. Otherwise Posted[k] and
+// Completed[k] receive monotonic nanosecond stamps (only differences mean
+// anything) of the k-th post and of the completion that brought the
+// number completed to k+1, over all QPs; both must hold Iters×QPs
+// entries. Idle bounds the wait for any completion.
+type Stream struct {
+	Op        WROpcode
+	Targets   []StreamTarget
+	Iters     int
+	TxDepth   int
+	CQMod     int
+	Duration  time.Duration
+	Idle      time.Duration
+	Posted    []int64
+	Completed []int64
+}
+
+// StreamTarget is one QP's part of a Stream: its local memory and, for
+// reads and writes, the peer's.
+type StreamTarget struct {
+	Local      SGE
+	RemoteAddr uint64
+	RKey       uint32
+}
+
+// StreamResult is how far a Stream got: Completed requests, and with
+// Duration the stamps of its first post and its last completion.
+type StreamResult struct {
+	Completed   uint64
+	First, Last int64
+}
+
+// SendPingPong is one send_lat run with busy polling, perftest's
+// run_iter_lat_send: Iters SENDs of Local, each signalled and its
+// completion awaited, alternating with receives into Recv, re-posted while
+// more than RxDepth are due; the client sends first. Posted[i] (Iters
+// entries) receives the monotonic nanosecond stamp of send i. Idle bounds
+// each wait.
+type SendPingPong struct {
+	Local, Recv SGE
+	Iters       int
+	RxDepth     int
+	Client      bool
+	Idle        time.Duration
+	Posted      []int64
 }

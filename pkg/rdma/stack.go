@@ -30,6 +30,8 @@ type Device interface {
 	QueryGIDEntry(port uint8, index uint32) (GIDEntry, error)
 	// RC makes the RC demo's resources on this device (rc.go).
 	RC
+	// Perf makes rdmactl perf's endpoints on this device (perf.go).
+	Perf
 	Close() error
 }
 

@@ -55,6 +55,14 @@ type CQ interface {
 	Close() error
 }
 
+// WaitFds is implemented by CQs whose wait can be done by polling file
+// descriptors: the completion channel's, and also's (-1 when also is nil
+// or has none). A caller may then sleep in poll itself and call Await
+// with a zero timeout once one is readable.
+type WaitFds interface {
+	WaitFds(also EventChannel) (channel, other int)
+}
+
 // QP is a reliable-connected queue pair.
 type QP interface {
 	Num() uint32

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -86,6 +87,9 @@ func TestAddJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	if err := schema.Validate("rxe-add", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
 	if res.Device != "rxe_b" || res.Netdev != "veth1" || !res.Created || res.State != "ACTIVE" ||
 		res.GIDIndex == nil || *res.GIDIndex != 1 || len(res.GIDs) != 3 {
 		t.Errorf("JSON result %+v", res)
@@ -93,7 +97,7 @@ func TestAddJSON(t *testing.T) {
 	if ip, _ := res.GIDs[1].GID.IPv4(); ip.String() != "10.9.0.2" {
 		t.Errorf("GID 1 is %v, want ::ffff:10.9.0.2", res.GIDs[1].GID)
 	}
-	if !strings.Contains(out.String(), `"gid":"::ffff:10.9.0.2","type":"RoCE v2",`) {
+	if !strings.Contains(out.String(), `"gid":"::ffff:10.9.0.2","gid_type":"RoCE v2",`) {
 		t.Errorf("JSON GID entries changed form:\n%s", out)
 	}
 }

@@ -93,10 +93,11 @@ type ApplyOptions struct {
 const DefaultApplyWait = 30 * time.Second
 
 type applyResult struct {
-	Name   string `json:"name"`
-	Netdev string `json:"netdev"`
-	Action string `json:"action"` // "present", "created", "failed"
-	Error  string `json:"error,omitempty"`
+	Name   string         `json:"device"`
+	Netdev string         `json:"netdev"`
+	Action string         `json:"action"` // "present", "created", "failed"
+	OK     bool           `json:"ok"`
+	Error  *cli.ErrorBody `json:"error,omitempty"`
 }
 
 // Apply creates every recorded link that is missing; links already there
@@ -119,12 +120,12 @@ func Apply(opts *ApplyOptions) error {
 		r := applyResult{Name: l.Name, Netdev: l.Netdev}
 		switch err := applyLink(opts, h, l, wait); {
 		case err == errPresent:
-			r.Action = "present"
+			r.Action, r.OK = "present", true
 		case err != nil:
-			r.Action, r.Error = "failed", err.Error()
+			r.Action, r.Error = "failed", cli.ErrorOf(err)
 			failed++
 		default:
-			r.Action = "created"
+			r.Action, r.OK = "created", true
 		}
 		results = append(results, r)
 		if !opts.JSON {
@@ -132,7 +133,7 @@ func Apply(opts *ApplyOptions) error {
 			case "present":
 				fmt.Fprintf(opts.IO.Out, "%s: already on %s\n", l.Name, l.Netdev)
 			case "failed":
-				fmt.Fprintf(opts.IO.ErrOut, "rdmactl: %s on %s: %s\n", l.Name, l.Netdev, r.Error)
+				fmt.Fprintf(opts.IO.ErrOut, "rdmactl: %s on %s: %s\n", l.Name, l.Netdev, r.Error.Message)
 			}
 		}
 	}

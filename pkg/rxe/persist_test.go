@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 func TestRecordAndForgetLinks(t *testing.T) {
@@ -133,5 +135,25 @@ func TestStatusMarksPersistentLinks(t *testing.T) {
 	text := b.String()
 	if !strings.Contains(text, " rxe0* ") || strings.Contains(text, "rxe1*") || !strings.HasSuffix(text, "* recorded in "+ConfPath+": rdmactl rxe apply re-creates it at boot\n") {
 		t.Errorf("status:\n%s", text)
+	}
+}
+
+// apply --json: one entry per recorded link with its own verdict; a link
+// that could not be created has ok false and an error object.
+func TestApplyJSON(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "rxe.conf")
+	os.WriteFile(conf, []byte("rxe0 veth0\nrxe1 veth1\nrxe9 nosuch\n"), 0o644)
+	h := &fakeHost{netdevs: labNetdevs(), loaded: true}
+	h.devs = append(h.devs, rxeDevice("rxe1", labNetdevs()[1], ""))
+	io, out := testIO()
+	wantExit(t, Apply(&ApplyOptions{IO: io, JSON: true, Conf: conf, Host: h, Wait: time.Millisecond}), 1)
+	if err := schema.Validate("rxe-apply", out.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", out, err)
+	}
+	for _, want := range []string{`"ok":false,"links":[`, `{"device":"rxe0","netdev":"veth0","action":"created","ok":true}`,
+		`{"device":"rxe1","netdev":"veth1","action":"present","ok":true}`, `{"device":"rxe9","netdev":"nosuch","action":"failed","ok":false,"error":{"message":`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lacks %s:\n%s", want, out)
+		}
 	}
 }

@@ -45,7 +45,11 @@ func Remove(opts *RemoveOptions) error {
 		return cli.Failf("rdma link delete %s: %v", dev.Name, err)
 	}
 	if opts.JSON {
-		return cli.WriteJSON(opts.IO.Out, map[string]string{"removed": dev.Name, "netdev": dev.Parent})
+		return cli.WriteJSON(opts.IO.Out, struct {
+			Device  string `json:"device"`
+			Netdev  string `json:"netdev"`
+			Removed bool   `json:"removed"`
+		}{dev.Name, dev.Parent, true})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "%s: removed from %s\n", dev.Name, dev.Parent)
 	return err

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 func TestRemoveByNameOrNetdev(t *testing.T) {
@@ -54,5 +56,18 @@ func TestRemoveErrors(t *testing.T) {
 				t.Errorf("deleted anyway: %v", tt.host.dels)
 			}
 		})
+	}
+}
+
+func TestRemoveJSON(t *testing.T) {
+	nds := labNetdevs()
+	h := &fakeHost{netdevs: nds, devs: []Device{rxeDevice("rxe_veth0", nds[2], "")}}
+	io, out := testIO()
+	wantExit(t, Remove(&RemoveOptions{IO: io, JSON: true, Target: "veth0", Host: h}), 0)
+	if err := schema.Validate("rxe-remove", out.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", out, err)
+	}
+	if !strings.Contains(out.String(), `"device":"rxe_veth0","netdev":"veth0","removed":true`) {
+		t.Errorf("output %s", out)
 	}
 }

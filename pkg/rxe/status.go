@@ -1,6 +1,7 @@
 package rxe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,14 +24,25 @@ type StatusOptions struct {
 // it: the netdev, its link, MTU and IPv4 addresses, and its rxe device.
 type StatusRow struct {
 	Netdev    string   `json:"netdev"`
-	Link      string   `json:"link"`
+	Link      string   `json:"-"` // operstate as sysfs spells it: "up"
 	MTU       int      `json:"mtu"`
 	IPv4      []string `json:"ipv4"`
-	Device    string   `json:"rdma_device,omitempty"`
-	PortState string   `json:"port_state,omitempty"`
+	Device    string   `json:"device,omitempty"`
+	PortState string   `json:"state,omitempty"` // "ACTIVE", as rdma link -j
 	ActiveMTU int      `json:"active_mtu,omitempty"`
 	// Persistent: the link is recorded in ConfPath (rxe add --persist).
 	Persistent bool `json:"persistent,omitempty"`
+}
+
+// MarshalJSON adds the netdev's operstate as `ip -j link` spells it (UP,
+// DOWN, UNKNOWN) beside the other members.
+func (r StatusRow) MarshalJSON() ([]byte, error) {
+	type row StatusRow // without this method
+	return json.Marshal(struct {
+		Netdev    string `json:"netdev"`
+		Operstate string `json:"operstate"`
+		row
+	}{r.Netdev, strings.ToUpper(r.Link), row(r)})
 }
 
 // Status prints the table (or JSON) of netdevs and their rxe devices.

@@ -3,6 +3,8 @@ package rxe
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 // The netdev MTU → active_mtu pairs were read with ibv_devinfo in the lab
@@ -48,14 +50,17 @@ func TestStatusJSONWithoutRxe(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	if err := schema.Validate("rxe-status", out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
 	rows := doc.Netdevs
 	if len(rows) != 2 {
 		t.Fatalf("rows %v, want veth1 and veth0 (lo left out)", rows)
 	}
-	if rows[1]["netdev"] != "veth0" || rows[1]["mtu"] != float64(1500) || rows[1]["link"] != "up" {
+	if rows[1]["netdev"] != "veth0" || rows[1]["mtu"] != float64(1500) || rows[1]["operstate"] != "UP" {
 		t.Errorf("row %v", rows[1])
 	}
-	if _, ok := rows[1]["rdma_device"]; ok {
+	if _, ok := rows[1]["device"]; ok {
 		t.Errorf("veth0 has no rxe device but the row names one: %v", rows[1])
 	}
 }

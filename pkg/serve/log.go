@@ -16,6 +16,7 @@ import (
 //
 //	2026-11-24T07:40:01.123Z ping 10.9.0.2 ok 0.052s
 //	2026-11-24T07:40:03.456Z demo 10.9.0.2 FAILED 2.003s: <error> (hint: <hint>)
+//	2026-11-24T07:40:05.789Z write_bw 10.9.0.2 ok 1.204s 65536 bytes x 1000: 171.32 MB/sec
 //
 // or, for scripts, one JSON document per line.
 type Log struct {
@@ -29,10 +30,24 @@ type Log struct {
 // NewLog logs to w.
 func NewLog(w io.Writer, asJSON bool) *Log { return &Log{w: w, json: asJSON} }
 
-// jsonEntry is one JSON line.
+// jsonEntry is one JSON line: an Entry with the contract's error member.
 type jsonEntry struct {
-	SchemaVersion int `json:"schema_version"`
-	Entry
+	SchemaVersion int            `json:"schema_version"`
+	Time          time.Time      `json:"time"`
+	Peer          string         `json:"peer"`
+	Test          string         `json:"test"`
+	OK            bool           `json:"ok"`
+	Seconds       float64        `json:"duration_seconds"`
+	BW            *BW            `json:"bandwidth,omitempty"`
+	Error         *cli.ErrorBody `json:"error,omitempty"`
+}
+
+func jsonEntryOf(e Entry) jsonEntry {
+	j := jsonEntry{SchemaVersion: cli.SchemaVersion, Time: e.Time, Peer: e.Peer, Test: e.Test, OK: e.OK, Seconds: e.Seconds, BW: e.BW}
+	if e.Error != "" || e.Hint != "" {
+		j.Error = &cli.ErrorBody{Message: e.Error, Hint: e.Hint}
+	}
+	return j
 }
 
 // Write logs e; sessions call it concurrently.
@@ -44,7 +59,7 @@ func (l *Log) Write(e Entry) {
 		l.failed++
 	}
 	if l.json {
-		_ = cli.WriteJSONLine(l.w, jsonEntry{SchemaVersion: cli.SchemaVersion, Entry: e})
+		_ = cli.WriteJSONLine(l.w, jsonEntryOf(e))
 		return
 	}
 	fmt.Fprintln(l.w, FormatEntry(e))
@@ -58,6 +73,9 @@ func FormatEntry(e Entry) string {
 	}
 	s := fmt.Sprintf("%s %s %s %s %ss", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Test, e.Peer, verdict,
 		strconv.FormatFloat(e.Seconds, 'f', 3, 64))
+	if e.BW != nil {
+		s += fmt.Sprintf(" %d bytes x %d: %.2f MB/sec", e.BW.Bytes, e.BW.Iterations, e.BW.AvgMBps)
+	}
 	if e.Error != "" {
 		s += ": " + e.Error
 	}
@@ -69,7 +87,8 @@ func FormatEntry(e Entry) string {
 
 // Started says, on w (stderr), where the responder answers.
 func (l *Log) Started(w io.Writer, b Bound) {
-	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d and the RC demo on TCP port %d\n", b.Addr, b.CMPort, b.TCPPort)
+	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d, the RC demo on TCP port %d and perftest write_bw on TCP port %d\n",
+		b.Addr, b.CMPort, b.TCPPort, b.PerfPort)
 }
 
 // Stopped says, on w, that the responder stopped cleanly and how it went.
@@ -83,7 +102,7 @@ func (l *Log) Stopped(w io.Writer, up time.Duration) {
 func StartHint(err error) string {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return "another responder (rdmactl serve, rping -s, a demo server) already listens there: stop it, or pick other ports with --port/--tcp-port"
+		return "another responder (rdmactl serve, rping -s, a demo server, ib_write_bw) already listens there: stop it, or pick other ports with --port/--tcp-port/--perf-port"
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return "-a must be an address of this host (see `ip -br addr`)"
 	case errors.Is(err, syscall.ENODEV):

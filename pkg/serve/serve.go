@@ -1,6 +1,7 @@
 // Package serve is `rdmactl serve`: one long-running responder that
 // answers rping clients (rdma_cm, rping's server side), RC demo clients
-// (TCP, the server side of RDMA_RC_example) and therefore `rdmactl smoke`,
+// (TCP, the server side of RDMA_RC_example), perftest write_bw clients
+// (ib_write_bw's server side) and therefore `rdmactl smoke`,
 // logging one line per client. It reuses the ping and demo server flows
 // in-process; what it adds is the accept loops, the log and a shutdown
 // that leaves no QP or cm_id behind.
@@ -16,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/demo"
+	"github.com/rdmactl/rdmactl/pkg/perf"
 	"github.com/rdmactl/rdmactl/pkg/ping"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -25,23 +28,27 @@ import (
 const (
 	DefaultCMPort  = ping.DefaultPort
 	DefaultTCPPort = 19875
-	DefaultTimeout = 30 * time.Second
+	// DefaultPerfPort is perftest's, so that `ib_write_bw HOST` works.
+	DefaultPerfPort = perf.DefaultTCPPort
+	DefaultTimeout  = 30 * time.Second
 )
 
 // Tests a client can run against the responder.
 const (
-	TestPing = "ping"
-	TestDemo = "demo"
+	TestPing    = "ping"
+	TestDemo    = "demo"
+	TestWriteBW = "write_bw"
 )
 
 // Config is what the responder answers on.
 type Config struct {
 	// Addr is the address to answer on; empty answers on every address.
 	Addr string
-	// CMPort is the rdma_cm port for rping clients; TCPPort the RC demo's.
-	// 0 picks a free TCP port and uses the same number for rdma_cm (the
-	// temporary responder of a loopback smoke run).
-	CMPort, TCPPort int
+	// CMPort is the rdma_cm port for rping clients; TCPPort the RC demo's;
+	// PerfPort perftest's (write_bw clients). A TCPPort of 0 picks a free
+	// TCP port and uses the same number for rdma_cm (the temporary
+	// responder of a loopback smoke run); a PerfPort of 0 picks its own.
+	CMPort, TCPPort, PerfPort int
 	// Timeout bounds each step of a client session: an idle or vanished
 	// client releases its QP after this long.
 	Timeout time.Duration
@@ -56,30 +63,42 @@ type Config struct {
 
 // Entry is the log record of one client session.
 type Entry struct {
-	Time    time.Time `json:"time"`
-	Peer    string    `json:"peer"`
-	Test    string    `json:"test"`
-	OK      bool      `json:"ok"`
-	Seconds float64   `json:"duration_seconds"`
-	Error   string    `json:"error,omitempty"`
-	Hint    string    `json:"hint,omitempty"`
+	Time    time.Time
+	Peer    string
+	Test    string
+	OK      bool
+	Seconds float64
+	Error   string
+	Hint    string
+	// BW is a write_bw session's result: the client's report.
+	BW *BW
+}
+
+// BW is a bandwidth result as perftest reports it: MB/sec is MiB per
+// second (2^20 bytes).
+type BW struct {
+	Bytes      uint64  `json:"bytes"`
+	Iterations uint64  `json:"iterations"`
+	AvgMBps    float64 `json:"bw_average_mb_per_sec"`
 }
 
 // Bound is where a started responder listens.
 type Bound struct {
-	Addr    string
-	CMPort  int
-	TCPPort int
+	Addr     string
+	CMPort   int
+	TCPPort  int
+	PerfPort int
 }
 
 // Run answers clients until ctx ends, then stops listening, ends the
 // sessions still running and returns once their resources are released.
-// ready is called once both listeners are up. An error means a listener
+// ready is called once every listener is up. An error means a listener
 // could not start (or the rping listener died).
 func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	cli.TuneResponderMemory()
 	host := cfg.Addr
 	if host == "" {
 		host = "0.0.0.0"
@@ -93,6 +112,12 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	if b.CMPort == 0 {
 		b.CMPort = b.TCPPort
 	}
+	perfLn, err := net.Listen("tcp4", net.JoinHostPort(host, strconv.Itoa(cfg.PerfPort)))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("perftest write_bw listener: %w", err)
+	}
+	b.PerfPort = perfLn.Addr().(*net.TCPAddr).Port
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -111,6 +136,7 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	case <-pingReady:
 	case err := <-pingErr:
 		ln.Close()
+		perfLn.Close()
 		if err == nil {
 			err = errors.New("rping listener stopped")
 		}
@@ -120,10 +146,16 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		ready(b)
 	}
 
-	demoDone := make(chan struct{})
+	var accepting sync.WaitGroup
+	accepting.Add(2)
 	go func() {
-		defer close(demoDone)
-		cfg.acceptDemo(ctx, ln)
+		defer accepting.Done()
+		cfg.accept(ctx, ln, TestDemo, cfg.demoSession)
+	}()
+	go func() {
+		defer accepting.Done()
+		slot := make(chan struct{}, 1)
+		cfg.accept(ctx, perfLn, TestWriteBW, func(c net.Conn) Entry { return cfg.perfSession(ctx, c, slot) })
 	}()
 	var runErr error
 	select {
@@ -132,7 +164,7 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	case runErr = <-pingErr:
 	}
 	cancel()
-	<-demoDone
+	accepting.Wait()
 	return runErr
 }
 
@@ -142,9 +174,11 @@ func (cfg Config) log(e Entry) {
 	}
 }
 
-// acceptDemo serves RC demo clients until ctx ends; then it closes the
-// connections still open, which ends their sessions, and waits for them.
-func (cfg Config) acceptDemo(ctx context.Context, ln net.Listener) {
+// accept hands each client of ln to session, in its own goroutine, and
+// logs what it returns with the client's address, start and duration.
+// When ctx ends it closes the connections still open, which ends their
+// sessions, and waits for them.
+func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, session func(net.Conn) Entry) {
 	var (
 		mu   sync.Mutex
 		open = map[net.Conn]struct{}{}
@@ -190,10 +224,9 @@ func (cfg Config) acceptDemo(ctx context.Context, ln net.Listener) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			sum := cfg.demoSession(c)
+			e := session(c)
 			drop(c)
-			e := Entry{Time: start, Peer: peerOf(c), Test: TestDemo, OK: sum.Result == 0,
-				Seconds: time.Since(start).Seconds(), Error: sum.Error, Hint: sum.Hint}
+			e.Time, e.Peer, e.Test, e.Seconds = start, peerOf(c), test, time.Since(start).Seconds()
 			if ctx.Err() != nil && !e.OK {
 				e.Error = "server shutting down: " + e.Error
 			}
@@ -206,16 +239,28 @@ func (cfg Config) acceptDemo(ctx context.Context, ln net.Listener) {
 
 // demoSession runs the RC example's server side on c with the device that
 // carries the address the client reached, its GID chosen from that address.
-func (cfg Config) demoSession(c net.Conn) demo.Summary {
+func (cfg Config) demoSession(c net.Conn) Entry {
 	opts := demo.Options{RDMA: cfg.RDMA, IBPort: 1, GIDAuto: true, TCPPort: cfg.TCPPort, Timeout: cfg.Timeout}
+	opts.Device, opts.IBPort = cfg.deviceFor(c)
+	sum := demo.ServeConn(opts, sessionConn{c})
+	e := Entry{OK: sum.OK}
+	if sum.Error != nil {
+		e.Error, e.Hint = sum.Error.Message, sum.Error.Hint
+	}
+	return e
+}
+
+// deviceFor is the RDMA device and port that carry the address c reached
+// ("" and 1, the first device, when unknown).
+func (cfg Config) deviceFor(c net.Conn) (string, int) {
 	if cfg.Devices != nil {
 		if ta, ok := c.LocalAddr().(*net.TCPAddr); ok {
 			if ip, ok := netip.AddrFromSlice(ta.IP); ok {
-				opts.Device, opts.IBPort = cfg.Devices(ip.Unmap())
+				return cfg.Devices(ip.Unmap())
 			}
 		}
 	}
-	return demo.ServeConn(opts, sessionConn{c})
+	return "", 1
 }
 
 // sessionConn leaves closing to the accept loop, which may already have

@@ -2,98 +2,17 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
-
-// fakeClass builds a /sys/class/infiniband with rxe0 on veth0 (10.9.0.1)
-// and rxe1 on veth1 (10.9.0.2, its port DOWN in the second variant).
-type fakePort struct {
-	dev, parent, state string
-	gids               map[int][2]string // index -> gid, type
-}
-
-func fakeClass(t *testing.T, ports ...fakePort) string {
-	t.Helper()
-	root := t.TempDir()
-	write := func(path, content string) {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range ports {
-		dev := filepath.Join(root, p.dev)
-		write(filepath.Join(dev, "parent"), p.parent)
-		port := filepath.Join(dev, "ports", "1")
-		write(filepath.Join(port, "state"), p.state)
-		for i := 0; i < 8; i++ {
-			g, typ := "0000:0000:0000:0000:0000:0000:0000:0000", ""
-			if e, ok := p.gids[i]; ok {
-				g, typ = e[0], e[1]
-			}
-			write(filepath.Join(port, "gids", fmt.Sprint(i)), g)
-			if typ != "" {
-				write(filepath.Join(port, "gid_attrs", "types", fmt.Sprint(i)), typ)
-			}
-		}
-	}
-	return root
-}
-
-func roce(ip string) map[int][2]string {
-	a := netip.MustParseAddr(ip).As4()
-	v4 := fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", a[0], a[1], a[2], a[3])
-	return map[int][2]string{
-		0: {"fe80:0000:0000:0000:0000:00ff:fe00:0001", "IB/RoCE v1"},
-		2: {v4, "IB/RoCE v1"},
-		3: {v4, "RoCE v2"},
-	}
-}
-
-func TestFindRoCEPort(t *testing.T) {
-	class := fakeClass(t,
-		fakePort{"rxe0", "veth0", "4: ACTIVE", roce("10.9.0.1")},
-		fakePort{"rxe1", "veth1", "4: ACTIVE", roce("10.9.0.2")},
-		fakePort{"rxe2", "veth2", "1: DOWN", roce("10.9.0.3")},
-	)
-	for _, c := range []struct {
-		netdev, ip string
-		want       RoCEPort
-		ok         bool
-	}{
-		{"veth0", "10.9.0.1", RoCEPort{"rxe0", 1, 3}, true},
-		{"veth1", "10.9.0.2", RoCEPort{"rxe1", 1, 3}, true},
-		{"", "10.9.0.2", RoCEPort{"rxe1", 1, 3}, true},             // no netdev: every device
-		{"veth0", "10.9.0.2", RoCEPort{"rxe1", 1, 3}, true},        // wrong netdev: still found
-		{"veth2", "10.9.0.3", RoCEPort{}, false},                   // port DOWN
-		{"veth0", "10.9.0.9", RoCEPort{}, false},                   // nobody carries it
-		{"veth0", "::ffff:10.9.0.1", RoCEPort{"rxe0", 1, 3}, true}, // mapped form
-	} {
-		got, ok := FindRoCEPort(class, c.netdev, netip.MustParseAddr(c.ip))
-		if ok != c.ok || got != c.want {
-			t.Errorf("FindRoCEPort(%s, %s) = %+v, %v; want %+v, %v", c.netdev, c.ip, got, ok, c.want, c.ok)
-		}
-	}
-	if !HasRDMA(class, "veth1") || HasRDMA(class, "eth0") {
-		t.Error("HasRDMA wrong")
-	}
-	if ip, ok := FirstRoCEAddr(class); !ok || ip != netip.MustParseAddr("10.9.0.1") {
-		t.Errorf("FirstRoCEAddr = %v, %v", ip, ok)
-	}
-	if _, ok := FirstRoCEAddr(t.TempDir()); ok {
-		t.Error("FirstRoCEAddr found an address without devices")
-	}
-}
 
 func TestLogLines(t *testing.T) {
 	at := time.Date(2026, 11, 24, 7, 40, 1, 123e6, time.UTC)
@@ -114,11 +33,16 @@ func TestLogLines(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("JSON log has %d lines:\n%s", len(lines), js.String())
 	}
+	for _, l := range lines {
+		if err := schema.Validate("serve-line", []byte(l)); err != nil {
+			t.Errorf("against its schema: %v", err)
+		}
+	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(lines[1]), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["schema_version"] != 1.0 || doc["ok"] != false || doc["duration_seconds"] != 2.0034 || doc["test"] != "demo" || doc["hint"] == nil {
+	if doc["schema_version"] != 2.0 || doc["ok"] != false || doc["duration_seconds"] != 2.0034 || doc["test"] != "demo" || doc["error"].(map[string]any)["hint"] == nil {
 		t.Errorf("JSON line = %s", lines[1])
 	}
 	var stopped bytes.Buffer
@@ -138,5 +62,40 @@ func TestStartHint(t *testing.T) {
 	}
 	if h := StartHint(fmt.Errorf("other")); h != "" {
 		t.Errorf("hint for an unknown error = %q (must not guess)", h)
+	}
+}
+
+func TestLogWriteBW(t *testing.T) {
+	at := time.Date(2026, 11, 24, 7, 40, 5, 789e6, time.UTC)
+	e := Entry{Time: at, Peer: "10.9.0.2", Test: TestWriteBW, OK: true, Seconds: 1.2041, BW: &BW{Bytes: 65536, Iterations: 1000, AvgMBps: 171.324}}
+	var text, js bytes.Buffer
+	NewLog(&text, false).Write(e)
+	NewLog(&js, true).Write(e)
+	if want := "2026-11-24T07:40:05.789Z write_bw 10.9.0.2 ok 1.204s 65536 bytes x 1000: 171.32 MB/sec\n"; text.String() != want {
+		t.Errorf("text log %q, want %q", text.String(), want)
+	}
+	if err := schema.Validate("serve-line", js.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", js.String(), err)
+	}
+	if !strings.Contains(js.String(), `"bandwidth":{"bytes":65536,"iterations":1000,"bw_average_mb_per_sec":171.324}`) {
+		t.Errorf("JSON line = %s", js.String())
+	}
+}
+
+// A write_bw client that arrives while another session holds the slot for
+// the whole step timeout is dropped with a busy line, not left hanging.
+func TestPerfSessionBusy(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	slot := make(chan struct{}, 1)
+	slot <- struct{}{} // another session runs
+	begin := time.Now()
+	e := Config{Timeout: 50 * time.Millisecond}.perfSession(context.Background(), a, slot)
+	if e.OK || !strings.HasPrefix(e.Error, "busy: ") || !strings.Contains(e.Hint, "one write_bw session at a time") {
+		t.Errorf("entry %+v", e)
+	}
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("took %v", took)
 	}
 }

@@ -11,18 +11,36 @@ import (
 )
 
 // WriteTable prints the report for a person: one row per peer (and one for
-// the local checks), the failed check's hint under it.
+// the local checks), the failed check's hint under it. A BW column (the
+// write_bw check's average) appears when a check measured bandwidth.
 func WriteTable(w io.Writer, r Report) error {
+	withBW := false
+	for _, p := range r.Peers {
+		for _, c := range p.Checks {
+			withBW = withBW || c.BW != nil
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "PEER\tCHECKS\tRTT p50\tRTT p99\tVERDICT")
+	head := "PEER\tCHECKS\tRTT p50\tRTT p99\t"
+	if withBW {
+		head += "BW\t"
+	}
+	fmt.Fprintln(tw, head+"VERDICT")
 	row := func(name string, checks []Result, ok bool) {
-		p50, p99 := "-", "-"
+		p50, p99, bw := "-", "-", "-"
 		for _, c := range checks {
 			if c.RTT != nil && c.RTT.Count > 0 {
 				p50, p99 = fmtSeconds(c.RTT.P50), fmtSeconds(c.RTT.P99)
 			}
+			if c.BW != nil {
+				bw = strconv.FormatFloat(c.BW.AvgMBps, 'f', 2, 64) + " MB/s"
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, checkSummary(checks), p50, p99, verdict(ok))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", name, checkSummary(checks), p50, p99)
+		if withBW {
+			fmt.Fprintf(tw, "%s\t", bw)
+		}
+		fmt.Fprintf(tw, "%s\n", verdict(ok))
 	}
 	if len(r.Local) > 0 {
 		row("(local)", r.Local, allOK(r.Local))
@@ -186,7 +204,8 @@ func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 
 // WritePrometheus writes the report in the text exposition format that
 // node_exporter's textfile collector reads: a verdict per peer and check,
-// the check's duration, and the ping's round-trip quantiles.
+// the check's duration, the ping's round-trip quantiles and, with --bw,
+// the write_bw check's bandwidth.
 func WritePrometheus(w io.Writer, r Report) error {
 	var b strings.Builder
 	type sample struct {
@@ -211,16 +230,20 @@ func WritePrometheus(w io.Writer, r Report) error {
 				put("rdmactl_ping_rtt_seconds_sum", "{"+peer+"}", c.RTT.Sum)
 				put("rdmactl_ping_rtt_seconds_count", "{"+peer+"}", float64(c.RTT.Count))
 			}
+			if c.BW != nil {
+				put("rdmactl_smoke_write_bw_bytes_per_second", "{"+peer+"}", c.BW.BytesPerSecond)
+			}
 		}
 	}
 	put("rdmactl_smoke_local_ok", "", boolValue(allOK(r.Local)))
 
 	help := map[string][2]string{
-		"rdmactl_smoke_ok":                     {"gauge", "1 when every smoke check against the peer passed."},
-		"rdmactl_smoke_check_ok":               {"gauge", "1 when the smoke check passed."},
-		"rdmactl_smoke_check_duration_seconds": {"gauge", "How long the smoke check took."},
-		"rdmactl_ping_rtt_seconds":             {"summary", "Round-trip time of rping-protocol pings to the peer."},
-		"rdmactl_smoke_local_ok":               {"gauge", "1 when every local smoke check passed."},
+		"rdmactl_smoke_ok":                        {"gauge", "1 when every smoke check against the peer passed."},
+		"rdmactl_smoke_check_ok":                  {"gauge", "1 when the smoke check passed."},
+		"rdmactl_smoke_check_duration_seconds":    {"gauge", "How long the smoke check took."},
+		"rdmactl_ping_rtt_seconds":                {"summary", "Round-trip time of rping-protocol pings to the peer."},
+		"rdmactl_smoke_local_ok":                  {"gauge", "1 when every local smoke check passed."},
+		"rdmactl_smoke_write_bw_bytes_per_second": {"gauge", "Average bandwidth of the smoke write_bw check (64 KiB RDMA writes) to the peer."},
 	}
 	names := make([]string, 0, len(metrics))
 	for name := range metrics {

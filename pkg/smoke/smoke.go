@@ -36,6 +36,17 @@ type Result struct {
 	Hint     string        `json:"hint,omitempty"`
 	// RTT is set by checks that measure round trips (ping).
 	RTT *RTT `json:"rtt,omitempty"`
+	// BW is set by checks that measure bandwidth (write_bw).
+	BW *BW `json:"bandwidth,omitempty"`
+}
+
+// BW is a bandwidth result. AvgMBps is perftest's "BW average[MB/sec]",
+// whose MB is 2^20 bytes; BytesPerSecond is the same number in bytes.
+type BW struct {
+	Bytes          uint64  `json:"bytes"`
+	Iterations     uint64  `json:"iterations"`
+	AvgMBps        float64 `json:"bw_average_mb_per_sec"`
+	BytesPerSecond float64 `json:"bytes_per_second"`
 }
 
 // RTT summarises round-trip times in seconds.

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 func pass(ctx context.Context, peer string) Result { return Result{OK: true} }
@@ -168,5 +171,25 @@ func TestReadPeers(t *testing.T) {
 	_, err = ReadPeers(strings.NewReader("10.9.0.1\nbad_host!\n"), "hosts")
 	if err == nil || err.Error() != `hosts:2: "bad_host!" is not an IP address or host name (one peer per line)` {
 		t.Fatalf("bad line error = %v", err)
+	}
+}
+
+func TestReportJSONSchema(t *testing.T) {
+	var b bytes.Buffer
+	r := sampleReport()
+	r.Peers[0].Checks = append(r.Peers[0].Checks, Result{Check: "demo", OK: true, Seconds: 0.9, Message: "ok"})
+	if err := cli.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("smoke", b.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", b.String(), err)
+	}
+	empty := Report{Local: []Result{}, Peers: []PeerReport{}}
+	b.Reset()
+	if err := cli.WriteJSON(&b, empty); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("smoke", b.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", b.String(), err)
 	}
 }

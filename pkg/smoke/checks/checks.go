@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/demo"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
 	"github.com/rdmactl/rdmactl/pkg/ping"
@@ -24,15 +25,21 @@ const (
 	CheckRoute = "route"
 	CheckPing  = "ping"
 	CheckDemo  = "demo"
+	// CheckWriteBW runs only with --bw: it moves data.
+	CheckWriteBW = "write_bw"
 )
 
 // Config is what the per-peer checks need to reach the peers' responders.
 type Config struct {
 	CMPort  int // rdma_cm port of the peers' `rdmactl serve` (rping's 7174)
 	TCPPort int // TCP port of their RC demo side (19875)
-	Count   int // pings per peer
-	System  System
-	RDMA    rdma.Stack
+	// PerfPort is perftest's TCP port on the peers (18515), where serve
+	// answers write_bw; BW adds the write_bw check.
+	PerfPort int
+	BW       bool
+	Count    int // pings per peer
+	System   System
+	RDMA     rdma.Stack
 }
 
 // localChecks are the doctor checks that hold for every route: the
@@ -62,7 +69,8 @@ func Local(gather func() *doctor.Facts) []smoke.Check {
 	return out
 }
 
-// PerPeer returns the route, ping and demo checks. The route check gates
+// PerPeer returns the route, ping and demo checks, and with cfg.BW the
+// write_bw check. The route check gates
 // the others: without a RoCE port toward the peer they cannot run. Ping
 // and demo run both even when one fails: they use different transports
 // (rdma_cm, TCP) and so tell different stories.
@@ -74,7 +82,7 @@ func PerPeer(cfg Config) []smoke.Check {
 		defer mu.Unlock()
 		return routes[peer]
 	}
-	return []smoke.Check{
+	checks := []smoke.Check{
 		{Name: CheckRoute, Gate: true, Run: func(ctx context.Context, peer string) smoke.Result {
 			r, err := cfg.System.ResolveRoute(ctx, peer)
 			if err != nil {
@@ -97,6 +105,12 @@ func PerPeer(cfg Config) []smoke.Check {
 			return cfg.demo(ctx, routeOf(peer))
 		}},
 	}
+	if cfg.BW {
+		checks = append(checks, smoke.Check{Name: CheckWriteBW, Run: func(ctx context.Context, peer string) smoke.Result {
+			return cfg.writeBW(ctx, routeOf(peer))
+		}})
+	}
+	return checks
 }
 
 // remaining is what is left of ctx's deadline, for the step bounds of
@@ -122,16 +136,20 @@ func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		return smoke.Result{Message: "ping printed no report: " + firstLine(errOut.String())}
 	}
-	res := smoke.Result{OK: rep.OK && rep.Completed == cfg.Count, Hint: rep.Hint}
+	res := smoke.Result{OK: rep.OK && rep.Completed == cfg.Count}
 	if len(rep.RTTMs) > 0 {
 		res.RTT = rttOf(rep.RTTMs)
 	}
+	failure := rep.Error
+	if failure == nil {
+		failure = &cli.ErrorBody{Message: "ping failed"}
+	}
 	switch {
-	case !rep.OK && strings.Contains(rep.Error, "RDMA_CM_EVENT_REJECTED"):
-		res.Message = rep.Error
+	case !rep.OK && strings.Contains(failure.Message, "RDMA_CM_EVENT_REJECTED"):
+		res.Message = failure.Message
 		res.Hint = fmt.Sprintf("nothing listens on %s port %d: is `rdmactl serve` running there (systemctl status rdmactl-serve)?", r.Peer, cfg.CMPort)
 	case !rep.OK:
-		res.Message = rep.Error
+		res.Message, res.Hint = failure.Message, failure.Hint
 		if line := firstLine(errOut.String()); line != "" && !strings.Contains(res.Message, line) {
 			res.Message += " (" + line + ")"
 		}
@@ -181,12 +199,16 @@ func (cfg Config) demo(ctx context.Context, r Route) smoke.Result {
 		}
 		return smoke.Result{Message: "demo printed no report: " + msg}
 	}
-	if sum.Result != 0 {
-		hint := sum.Hint
+	if !sum.OK {
+		failure := sum.Error
+		if failure == nil {
+			failure = &cli.ErrorBody{Message: "demo failed"}
+		}
+		hint := failure.Hint
 		if hint == "" && sum.Remote == nil {
 			hint = fmt.Sprintf("nothing answered on TCP port %d of %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), and is the port open?", cfg.TCPPort, r.Peer)
 		}
-		return smoke.Result{Message: sum.Error, Hint: hint}
+		return smoke.Result{Message: failure.Message, Hint: hint}
 	}
 	return smoke.Result{OK: true, Message: fmt.Sprintf("SEND, RDMA read and RDMA write with %s TCP port %d over %s GID index %d",
 		r.Peer, cfg.TCPPort, r.Device, gidIndex(sum))}

@@ -13,7 +13,6 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
 	"github.com/rdmactl/rdmactl/pkg/host"
-	"github.com/rdmactl/rdmactl/pkg/serve"
 )
 
 // lab is the single-VM lab: veth0 10.9.0.1 with rxe0, veth1 10.9.0.2
@@ -21,7 +20,7 @@ import (
 // through eth0.
 func lab() System {
 	addr := func(s string) []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix(s)} }
-	ports := map[netip.Addr]serve.RoCEPort{
+	ports := map[netip.Addr]host.RoCEPort{
 		netip.MustParseAddr("10.9.0.1"): {Device: "rxe0", Port: 1, GIDIndex: 1},
 		netip.MustParseAddr("10.9.0.2"): {Device: "rxe1", Port: 1, GIDIndex: 1},
 	}
@@ -49,7 +48,7 @@ func lab() System {
 			}
 			return "", netip.Addr{}, syscall.ENETUNREACH
 		},
-		RoCEPort: func(netdev string, ip netip.Addr) (serve.RoCEPort, bool) {
+		RoCEPort: func(netdev string, ip netip.Addr) (host.RoCEPort, bool) {
 			p, ok := ports[ip]
 			return p, ok
 		},

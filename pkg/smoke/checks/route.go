@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/pkg/host"
-	"github.com/rdmactl/rdmactl/pkg/serve"
 )
 
 // Route is how this host reaches a peer over RoCE.
@@ -23,7 +22,7 @@ type Route struct {
 	Src    netip.Addr // this host's source address toward it
 	Netdev string     // the egress netdev
 	Local  bool       // the peer is an address of this host (loopback)
-	serve.RoCEPort
+	host.RoCEPort
 }
 
 // System is what route resolution reads from the host; tests fake it.
@@ -37,7 +36,7 @@ type System struct {
 	// RoCEPort finds the ACTIVE port carrying ip as a RoCE v2 GID,
 	// looking at the devices on netdev first; HasRDMA tells whether any
 	// RDMA port sits on netdev.
-	RoCEPort func(netdev string, ip netip.Addr) (serve.RoCEPort, bool)
+	RoCEPort func(netdev string, ip netip.Addr) (host.RoCEPort, bool)
 	HasRDMA  func(netdev string) bool
 	// FirstRoCEAddr is the address a loopback run uses.
 	FirstRoCEAddr func() (netip.Addr, bool)
@@ -51,11 +50,11 @@ func HostSystem() System {
 		},
 		Netdevs: host.ListNetdevs,
 		RouteTo: routeTo,
-		RoCEPort: func(netdev string, ip netip.Addr) (serve.RoCEPort, bool) {
-			return serve.FindRoCEPort(serve.ClassDir, netdev, ip)
+		RoCEPort: func(netdev string, ip netip.Addr) (host.RoCEPort, bool) {
+			return host.FindRoCEPort(host.ClassDir, netdev, ip)
 		},
-		HasRDMA:       func(netdev string) bool { return serve.HasRDMA(serve.ClassDir, netdev) },
-		FirstRoCEAddr: func() (netip.Addr, bool) { return serve.FirstRoCEAddr(serve.ClassDir) },
+		HasRDMA:       func(netdev string) bool { return host.HasRDMA(host.ClassDir, netdev) },
+		FirstRoCEAddr: func() (netip.Addr, bool) { return host.FirstRoCEAddr(host.ClassDir) },
 	}
 }
 

@@ -128,7 +128,7 @@ func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err
 	}()
 	select {
 	case b := <-bound:
-		o.CMPort, o.TCPPort = b.CMPort, b.TCPPort
+		o.CMPort, o.TCPPort, o.PerfPort = b.CMPort, b.TCPPort, b.PerfPort
 	case err := <-done:
 		cancel()
 		return nil, ip, cli.Failf("loopback responder on %s: %v", ip, err)

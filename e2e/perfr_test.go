@@ -1,0 +1,110 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cmPair runs both sides of a -R test in this VM on rxe0 10.9.0.1; the
+// client starts once the server's rdma_cm listener is up.
+func cmPair(t *testing.T) func(string, []string, string, []string) (result, result) {
+	return func(sn string, sa []string, cn string, ca []string) (result, result) {
+		s := start(t, 4*time.Minute, sn, sa...)
+		waitListening(t, perfPort)
+		cli := run(t, 4*time.Minute, cn, append(ca, "10.9.0.1")...)
+		logFailure(t, "client", cli)
+		return s.wait(t), cli
+	}
+}
+
+// cmShape is a side's test information block from "rdma_cm QPs" through
+// its address lines, with the values that differ from run to run (QPN,
+// PSN) blanked: what must read as perftest's in the same role.
+func cmShape(out string) string {
+	i := strings.Index(out, " rdma_cm QPs")
+	j := strings.Index(out, " #bytes")
+	if i < 0 || j < i {
+		return ""
+	}
+	return runVaries.ReplaceAllString(out[i:j], "$1 _")
+}
+
+var runVaries = regexp.MustCompile(`(QPN|PSN) 0x[0-9a-f]+`)
+
+// TestSinglePerfRInteropWithPerftest: write_bw (one QP and two) and
+// send_lat with -R, rdmactl against the real perftest in both roles and
+// against itself. Each side's rdma_cm lines and address records read as
+// perftest's in the same role, and nothing is left behind.
+func TestSinglePerfRInteropWithPerftest(t *testing.T) {
+	requireRole(t, "single")
+	perftestShape := map[string]string{}
+	for _, c := range []struct{ test, qps string }{{"write_bw", "1"}, {"write_bw", "2"}, {"send_lat", "1"}} {
+		args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
+		if c.test == "write_bw" { // ib_send_lat refuses -q, even -q 1
+			args = append(args, "-q", c.qps)
+		}
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}, {"rdmactl", "rdmactl"}} {
+			t.Run(c.test+"/q"+c.qps+"/"+roles[0]+"-server-"+roles[1]+"-client", func(t *testing.T) {
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], cmPair(t), args...)
+				checkPerf(t, c.test, srv, cli)
+				if !strings.Contains(srv.Stdout, "Waiting for client rdma_cm QP to connect") {
+					t.Errorf("server header lacks the rdma_cm lines:\n%s", srv.Stdout)
+				}
+				for i, r := range []result{srv, cli} {
+					side := roles[i] + "-" + []string{"server", "client"}[i]
+					key := c.test + c.qps + []string{"server", "client"}[i]
+					shape := cmShape(r.Stdout)
+					if !strings.Contains(shape, " rdma_cm QPs\t : ON\n Data ex. method : rdma_cm") {
+						t.Errorf("%s: the header does not say rdma_cm:\n%s", side, r.Stdout)
+					}
+					if roles[i] == "perftest" {
+						perftestShape[key] = shape
+					} else if want, ok := perftestShape[key]; ok && shape != want {
+						t.Errorf("%s: header and addresses differ from perftest's in that role:\n%s", side, diff(want, shape))
+					}
+				}
+				noRDMALeft(t)
+			})
+		}
+	}
+}
+
+// TestSinglePerfRHints: -R without a server ends in one line and a hint;
+// a test -R does not support is a usage error.
+func TestSinglePerfRHints(t *testing.T) {
+	requireRole(t, "single")
+	perfPort++
+	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-R", "-d", "rxe0", "-x", "1", "-p", fmt.Sprint(perfPort), "10.9.0.1")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not listening") {
+		t.Errorf("no server: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	r = run(t, time.Minute, rdmactl, "perf", "read_bw", "-R", "-d", "rxe0", "10.9.0.1")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "-R") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Errorf("read_bw -R: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
+
+// TestTwoHostsPerfRWriteBW: write_bw -R across two kernels, each tool in
+// each role (the server on A, 10.9.1.1).
+func TestTwoHostsPerfRWriteBW(t *testing.T) {
+	requireRole(t, "a")
+	cross := func(sn string, sa []string, cn string, ca []string) (result, result) {
+		s := start(t, 4*time.Minute, sn, sa...)
+		waitListening(t, perfPort)
+		cli := remote(t, 4*time.Minute, "timeout 230 "+shellJoin(append(append([]string{cn}, ca...), "10.9.1.1")))
+		logFailure(t, "client", cli)
+		return s.wait(t), cli
+	}
+	args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		t.Run(roles[0]+"-server-on-A", func(t *testing.T) {
+			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cross, args...)
+			checkPerf(t, "write_bw", srv, cli)
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+// Port is what the tests need of the local port.
+type Port struct {
+	Active    bool
+	ActiveMTU int // enum ibv_mtu: 1=256 … 5=4096
+	LID       uint16
+	Ethernet  bool // RoCE: QPs address each other by GID
+}
+
+// openDevice opens the named device, or the first one the stack lists,
+// naming the fix when there is none.
+func openDevice(v rdma.Verbs, name string) (rdma.Device, string, error) {
+	if name == "" {
+		devs, err := v.DeviceList()
+		if err != nil {
+			return nil, "", err
+		}
+		if len(devs) == 0 {
+			return nil, "", hinted(errors.New("no RDMA device: libibverbs lists none"), "run 'rdmactl doctor' to see why and what to do")
+		}
+		name = devs[0].Name
+	}
+	d, err := v.Open(name)
+	if err != nil {
+		if errors.Is(err, syscall.ENODEV) {
+			return nil, "", hinted(fmt.Errorf("-d %s: no such RDMA device", name), "list them with 'rdmactl devices'")
+		}
+		return nil, "", err
+	}
+	return d, name, nil
+}
+
+func queryPort(d rdma.Device, port int) (Port, error) {
+	a, err := d.QueryPort(uint8(port))
+	if err != nil {
+		return Port{}, err
+	}
+	return Port{
+		Active: a.State == rdma.PortActive, ActiveMTU: int(a.ActiveMTU), LID: a.LID,
+		Ethernet: a.LinkLayer == rdma.LinkLayerEthernet,
+	}, nil
+}
+
+// gidAt is the port's GID at index, zeros for an empty entry.
+func gidAt(d rdma.Device, port, index int) ([16]byte, error) {
+	e, err := d.QueryGIDEntry(uint8(port), uint32(index))
+	if errors.Is(err, rdma.ErrNoGID) {
+		return [16]byte{}, nil
+	}
+	return e.GID, err
+}
+
+// autoGID picks the RoCE v2 GID of ip, or the best one when ip is nil.
+func autoGID(d rdma.Device, name string, port int, ip net.IP) (int, error) {
+	entries, err := rdma.GIDTable(d, uint8(port))
+	if err != nil {
+		return 0, err
+	}
+	addr, _ := netip.AddrFromSlice(ip.To16())
+	e, ok := rdma.ChooseGID(entries, addr.Unmap())
+	if !ok {
+		return 0, fmt.Errorf("no GID of %s port %d carries %s", name, port, addr.Unmap())
+	}
+	return int(e.Index), nil
+}
+
+// maxReads is the device's max_qp_rd_atom.
+func maxReads(d rdma.Device) (int, error) {
+	a, err := d.QueryDevice()
+	if err != nil {
+		return 0, err
+	}
+	return int(a.MaxQPRdAtom), nil
+}
+
+// perftest's RC attributes (ctx_modify_qp_to_rtr/rts).
+const (
+	minRNRTimer = 12
+	qpTimeout   = 14
+	retryCount  = 7
+	rnrRetry    = 7
+	hopLimit    = 0xff
+)
+
+// connectQP moves ep's QP qp to RTR and RTS towards remote with
+// perftest's attributes; gidIndex < 0 addresses the peer by LID alone.
+func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int) error {
+	rtr := rdma.RTRAttr{
+		PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN,
+		MaxDestRdAtomic: uint8(min(local.OutReads, 255)), MinRNRTimer: minRNRTimer,
+		DLID: remote.LID, Port: uint8(port),
+	}
+	if gidIndex >= 0 {
+		rtr.GRH = &rdma.GRH{DGID: remote.GID, SGIDIndex: uint8(gidIndex), HopLimit: hopLimit}
+	}
+	if err := ep.ToRTR(qp, rtr); err != nil {
+		return err
+	}
+	return ep.ToRTS(qp, rdma.RTSAttr{
+		Timeout: qpTimeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: local.PSN,
+		MaxRdAtomic: uint8(min(remote.OutReads, 255)),
+	})
+}

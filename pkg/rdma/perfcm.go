@@ -1,0 +1,9 @@
+package rdma
+
+// PerfCMID is a CM id that can connect a perf endpoint's QP (rdmactl perf
+// -R): it moves QP qp of ep through INIT, RTR and RTS with the attributes
+// rdma_cm computed for the id's connection, as for a QP the program made
+// itself (see CMID.ReadyOwnQP). The cgo stack's ids implement it.
+type PerfCMID interface {
+	ReadyPerfQP(ep PerfEndpoint, qp int) error
+}
