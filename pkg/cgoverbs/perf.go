@@ -6,6 +6,9 @@ package cgoverbs
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 #include <infiniband/verbs.h>
 
 // perftest's CTX_POLL_BATCH: completions taken per ibv_poll_cq.
@@ -15,6 +18,52 @@ static int64_t pf_now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// The loops stamp each message with the CPU's counter, as perftest's
+// get_cycles does: clock_gettime may be a system call (the lab's qemu
+// guest runs on the hpet clocksource: 1.3 us a call against 19 ns for
+// rdtsc), and one per message on each side of send_lat added 1.3 us to
+// its typical latency. pf_clock_to_ns turns the stamps into
+// CLOCK_MONOTONIC nanoseconds, the counter's rate measured over the run
+// itself rather than read from /proc/cpuinfo.
+static inline int64_t pf_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	return (int64_t)__rdtsc();
+#elif defined(__aarch64__)
+	int64_t v;
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return pf_now_ns();
+#endif
+}
+
+struct pf_clock {
+	int64_t ns0, ticks0;
+};
+
+static void pf_clock_start(struct pf_clock *c) {
+	c->ns0 = pf_now_ns();
+	c->ticks0 = pf_ticks();
+}
+
+// pf_clock_stop is the counter's rate over the run, in nanoseconds a
+// tick, measured over at least a millisecond so that the clock's
+// resolution and the cost of reading it do not skew it.
+static double pf_clock_stop(const struct pf_clock *c) {
+	int64_t ns1, ticks1;
+	do {
+		ns1 = pf_now_ns();
+		ticks1 = pf_ticks();
+	} while (ns1 - c->ns0 < 1000000);
+	return ticks1 > c->ticks0 ? (double)(ns1 - c->ns0) / (double)(ticks1 - c->ticks0) : 1.0;
+}
+
+// pf_clock_to_ns rewrites n pf_ticks stamps as CLOCK_MONOTONIC nanoseconds.
+static void pf_clock_to_ns(const struct pf_clock *c, double per_tick, int64_t *s, int64_t n) {
+	for (int64_t i = 0; i < n; i++)
+		s[i] = c->ns0 + (int64_t)((double)(s[i] - c->ticks0) * per_tick);
 }
 
 // pf_post_recvs posts n receives of the same memory, 32 per call.
@@ -80,7 +129,7 @@ struct pf_run {
 // entries each (unused with duration_ns). Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
 // -3 - errno when posting failed.
-static int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed) {
+static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed) {
 	struct ibv_sge sge[PF_MAX_QPS];
 	struct ibv_send_wr wr[PF_MAX_QPS], *bad;
 	struct ibv_wc wc[PF_POLL_BATCH];
@@ -97,19 +146,19 @@ static int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64
 	int timed = r->duration_ns > 0;
 	int64_t iters = timed ? INT64_MAX : r->iters, tot = timed ? INT64_MAX : r->iters * r->nqp;
 	int64_t totscnt = 0, totccnt = 0;
-	int64_t now = pf_now_ns(), end = now + r->duration_ns;
-	int64_t deadline = now + (int64_t)r->idle_ms * 1000000;
+	int64_t end = clk->ns0 + r->duration_ns;
+	int64_t deadline = clk->ns0 + (int64_t)r->idle_ms * 1000000;
 	unsigned spins = 0;
-	int stop = 0;
-	r->first = now;
-	r->last = now;
+	int stop = 0, progressed = 0;
+	r->first = clk->ticks0;
+	r->last = clk->ticks0;
 	for (;;) {
 		for (int q = 0; q < r->nqp && !stop; q++) {
 			while (scnt[q] < iters && scnt[q] - ccnt[q] < r->tx_depth) {
 				wr[q].wr_id = (uint64_t)q << 48 | (uint64_t)scnt[q];
 				wr[q].send_flags = (scnt[q] + 1) % r->cq_mod == 0 || scnt[q] + 1 == iters ? IBV_SEND_SIGNALED : 0;
 				if (!timed)
-					posted[totscnt] = pf_now_ns();
+					posted[totscnt] = pf_ticks();
 				int rc = ibv_post_send(r->qp[q], &wr[q], &bad);
 				if (rc)
 					return -3 - rc;
@@ -133,12 +182,20 @@ static int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64
 		if (ne < 0)
 			return -3 - EIO;
 		if (ne == 0) {
-			if ((++spins & 0xffff) == 0 && pf_now_ns() > deadline)
-				return -2;
+			if ((++spins & 0xffff) == 0) {
+				// idle_ms counts from the first look at the clock
+				// after the last completion.
+				int64_t now = pf_now_ns();
+				if (progressed)
+					deadline = now + (int64_t)r->idle_ms * 1000000;
+				else if (now > deadline)
+					return -2;
+				progressed = 0;
+			}
 			continue;
 		}
-		now = pf_now_ns();
-		deadline = now + (int64_t)r->idle_ms * 1000000;
+		progressed = 1;
+		int64_t now = pf_ticks();
 		r->last = now;
 		for (int i = 0; i < ne; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
@@ -159,6 +216,21 @@ static int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64
 	}
 	r->done = totccnt;
 	return 0;
+}
+
+// pf_stream runs pf_stream_loop and turns its stamps into nanoseconds.
+static int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed) {
+	struct pf_clock clk;
+	pf_clock_start(&clk);
+	int rc = pf_stream_loop(cq, r, &clk, posted, completed);
+	double per_tick = pf_clock_stop(&clk);
+	pf_clock_to_ns(&clk, per_tick, &r->first, 1);
+	pf_clock_to_ns(&clk, per_tick, &r->last, 1);
+	if (rc == 0 && posted) {
+		pf_clock_to_ns(&clk, per_tick, posted, r->done);
+		pf_clock_to_ns(&clk, per_tick, completed, r->done);
+	}
+	return rc;
 }
 
 // pf_poll_one spins on cq until one completion comes: 1 (its status and
@@ -200,7 +272,7 @@ struct pf_lat {
 // pf_send_lat is perftest's run_iter_lat_send with busy polling, in one
 // call: no Go code runs between a completion and the next post. Returns
 // 0; -1 on a failed completion; -2 on an idle timeout; -3 - errno.
-static int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted) {
+static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted) {
 	struct ibv_sge ssge = {.addr = l->saddr, .length = l->slen, .lkey = l->lkey};
 	struct ibv_sge rsge = {.addr = l->raddr, .length = l->rlen, .lkey = l->lkey};
 	struct ibv_send_wr swr = {0}, *sbad;
@@ -228,7 +300,7 @@ static int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq
 		if (scnt < l->iters) {
 			l->step = 1;
 			l->at = scnt;
-			posted[scnt++] = pf_now_ns();
+			posted[scnt++] = pf_ticks();
 			int rc = ibv_post_send(qp, &swr, &sbad);
 			if (rc)
 				return -3 - rc;
@@ -240,6 +312,16 @@ static int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq
 		}
 	}
 	return 0;
+}
+
+// pf_send_lat runs pf_send_lat_loop and turns its stamps into nanoseconds.
+static int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted) {
+	struct pf_clock clk;
+	pf_clock_start(&clk);
+	int rc = pf_send_lat_loop(qp, scq, rcq, l, posted);
+	if (rc == 0)
+		pf_clock_to_ns(&clk, pf_clock_stop(&clk), posted, l->iters);
+	return rc;
 }
 */
 import "C"
