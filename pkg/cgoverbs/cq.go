@@ -91,6 +91,33 @@ static int cv_take_event(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct 
 	return 0;
 }
 
+// cv_ready_to_sleep takes up to max completions of cq or, when there are
+// none, arms notification so that the next one makes the channel
+// readable: 0 means the caller may sleep on the channel's fd now. No
+// clock is read and nothing waits: a caller that sleeps in its own poll
+// pays one system call to arm and none else.
+static int cv_ready_to_sleep(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
+	int n = cv_poll(cq, st, max);
+	if (n != 0 || st->armed)
+		return n;
+	int rc = ibv_req_notify_cq(cq, 0);
+	if (rc)
+		return cv_neg(rc);
+	st->armed = 1;
+	// A completion that arrived between the poll and the arming raises
+	// no event.
+	return cv_poll(cq, st, max);
+}
+
+// cv_woken consumes the event that made the channel readable and takes
+// up to max completions.
+static int cv_woken(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st, int max) {
+	int rc = cv_take_event(cq, ch, st);
+	if (rc)
+		return rc;
+	return cv_poll(cq, st, max);
+}
+
 // cv_await returns up to max completions of cq, blocking on its channel
 // (and on other_fd when >= 0) for at most timeout_ms. Returns the number
 // of completions; 0 with st->other_ready set when other_fd became readable
@@ -251,6 +278,34 @@ func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, ot
 	}
 	cq.copyWC(wc, rc)
 	return rc, cq.st.other_ready != 0, nil
+}
+
+// ReadyToSleep takes completions or, when there are none, arms
+// notification so that the next completion makes the channel's fd
+// readable: 0 means the caller may sleep on that fd now.
+func (cq *CQ) ReadyToSleep(wc []rdma.WC) (int, error) {
+	if cq.ch == nil {
+		return 0, errors.New("CQ has no completion channel")
+	}
+	return cq.took(wc, C.cv_ready_to_sleep(cq.cq, cq.st, C.int(len(wc))), "ibv_req_notify_cq")
+}
+
+// Woken consumes the event that made the channel's fd readable and takes
+// completions.
+func (cq *CQ) Woken(wc []rdma.WC) (int, error) {
+	if cq.ch == nil {
+		return 0, errors.New("CQ has no completion channel")
+	}
+	return cq.took(wc, C.cv_woken(cq.cq, cq.ch.ch, cq.st, C.int(len(wc))), "ibv_get_cq_event")
+}
+
+// took copies out rc completions, or turns rc < 0 into call's error.
+func (cq *CQ) took(wc []rdma.WC, rc C.int, call string) (int, error) {
+	if rc < 0 {
+		return 0, callErr(call, rc)
+	}
+	cq.copyWC(wc, int(rc))
+	return int(rc), nil
 }
 
 // SetSpin makes Await poll the CQ up to n times before it blocks.

@@ -230,7 +230,9 @@ func (m *machine) received(n uint32) bool {
 		return true
 	}
 	m.remote, _ = DecodeBufferInfo(m.inbox[:InfoSize])
-	m.debugf("Received rkey %x addr %x len %d from peer\n", m.remote.RKey, m.remote.Addr, int32(m.remote.Size))
+	if m.debug != nil { // boxing the numbers allocates, once a ping
+		m.debugf("Received rkey %x addr %x len %d from peer\n", m.remote.RKey, m.remote.Addr, int32(m.remote.Size))
+	}
 	if m.state <= Connected || m.state == WriteComplete {
 		m.state = ReadAdv
 	} else {

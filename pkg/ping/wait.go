@@ -1,7 +1,6 @@
 package ping
 
 import (
-	"errors"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
@@ -57,8 +56,14 @@ func (w *waiter) awaitWork(step waitStep, cq rdma.CQ, ec rdma.EventChannel, wc [
 		return 0, ev, err == nil, err
 	}
 	p := w.policies[step]
-	start := time.Now()
 	budget := p.Spin()
+	// Timing the wait costs two clock reads, wasted where nothing learns
+	// from it.
+	measured := p.Learns() || w.trace != nil
+	var start time.Time
+	if measured {
+		start = time.Now()
+	}
 	busy := budget == pollwait.Forever
 	if busy {
 		budget = busyPollSlice
@@ -70,7 +75,9 @@ func (w *waiter) awaitWork(step waitStep, cq rdma.CQ, ec rdma.EventChannel, wc [
 	if budget > 0 {
 		n, spun, err = pollwait.SpinPoll(budget, func() (int, error) { return cq.Poll(wc) })
 		if n != 0 || err != nil {
-			w.observe(step, time.Since(start), spun, true)
+			if measured {
+				w.observe(step, time.Since(start), spun, true)
+			}
 			return n, ev, false, err
 		}
 		if timeout >= 0 {
@@ -81,7 +88,7 @@ func (w *waiter) awaitWork(step waitStep, cq rdma.CQ, ec rdma.EventChannel, wc [
 		}
 	}
 	n, cmReady, err := w.await(cq, ec, wc, timeout)
-	if n > 0 {
+	if n > 0 && measured {
 		w.observe(step, time.Since(start), spun, false)
 	}
 	if err != nil || !cmReady {
@@ -103,40 +110,63 @@ var stepSites = [...]string{
 }
 
 // await is cq.Await, sleeping in raw polls first where the waiter may
-// (see pollwait.RawPoll): each round arms the CQ and takes what is there
-// without blocking, then sleeps until the completion channel or the CM
-// channel is readable.
+// (see pollwait.RawPoll): ReadyToSleep takes what is there or arms the
+// CQ, the raw poll sleeps until the completion channel or the CM channel
+// is readable, and Woken takes the event and the completions. An
+// unbounded wait reads no clock on that path (on the lab's emulated
+// clocksource each read is a system call); a raw sleep that ends without
+// a completion hands the rest of the wait to Await.
 func (w *waiter) await(cq rdma.CQ, ec rdma.EventChannel, wc []rdma.WC, timeout time.Duration) (int, bool, error) {
 	fw, ok := cq.(rdma.WaitFds)
-	if !w.rawWaits || !ok {
+	if !w.rawWaits || !ok || timeout == 0 {
 		return cq.Await(wc, ec, timeout)
 	}
 	chFd, ecFd := fw.WaitFds(ec)
 	if chFd < 0 {
 		return cq.Await(wc, ec, timeout)
 	}
-	start := time.Now()
+	var start time.Time
+	if timeout > 0 {
+		start = time.Now()
+	}
+	slice := rawWaitSlice
 	for {
-		n, cmReady, err := cq.Await(wc, ec, 0)
-		if n > 0 || cmReady || !errors.Is(err, rdma.ErrTimeout) {
-			return n, cmReady, err
+		n, err := fw.ReadyToSleep(wc)
+		if n > 0 || err != nil {
+			return n, false, err
 		}
-		slept := time.Since(start)
-		if timeout >= 0 && slept >= timeout {
-			return 0, false, rdma.ErrTimeout
-		}
-		if slept >= rawWaitSlice {
-			if timeout >= 0 {
-				timeout -= slept
+		if timeout > 0 {
+			if slice = min(slice, timeout-time.Since(start)); slice <= 0 {
+				return 0, false, rdma.ErrTimeout
 			}
-			return cq.Await(wc, ec, timeout)
 		}
-		slice := rawWaitSlice - slept
-		if timeout >= 0 {
-			slice = min(slice, timeout-slept)
+		chReady, cmReady, err := pollwait.RawPoll(chFd, ecFd, slice)
+		if err == nil && chReady && !cmReady {
+			if n, err := fw.Woken(wc); n > 0 || err != nil {
+				return n, false, err
+			}
+			continue // its completion was taken already: arm again
 		}
-		if _, err := pollwait.RawPoll(chFd, ecFd, slice); err != nil {
-			return cq.Await(wc, ec, timeout) // let the C side report it
+		if err != nil || cmReady {
+			// Await takes the CM event (and any completion), or
+			// reports what broke.
+			return cq.Await(wc, ec, 0)
 		}
+		// The slice passed, or a signal cut it short. A bounded wait
+		// sleeps out its slice; then, or at once when unbounded (with
+		// no clock read, a cut-short sleep cannot be told apart), the P
+		// goes back.
+		if timeout > 0 {
+			slept := time.Since(start)
+			if slept >= timeout {
+				return 0, false, rdma.ErrTimeout
+			}
+			if slept < rawWaitSlice {
+				slice = rawWaitSlice - slept
+				continue
+			}
+			timeout -= slept
+		}
+		return cq.Await(wc, ec, timeout)
 	}
 }

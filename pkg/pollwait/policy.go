@@ -125,6 +125,11 @@ func (p *Policy) Spin() time.Duration {
 	return p.budget()
 }
 
+// Learns says whether Observe can change what Spin returns: only an
+// adaptive policy with a second CPU does. Callers may skip timing waits
+// the policy cannot learn from.
+func (p *Policy) Learns() bool { return p.mode == Adaptive && p.cpus >= 2 }
+
 // budget is the spin that would catch nearly every recent completion,
 // within the cap.
 func (p *Policy) budget() time.Duration {

@@ -291,3 +291,25 @@ func TestSpinPollStopsAtCompletionOrBudget(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// Only an adaptive policy with a second CPU changes its spin with what it
+// observes, so only it asks callers to time their waits.
+func TestLearnsOnlyWhatCanChangeTheSpin(t *testing.T) {
+	for _, c := range []struct {
+		mode Mode
+		cpus int
+		want bool
+	}{{Adaptive, 2, true}, {Adaptive, 1, false}, {BusyPoll, 4, false}, {NoSpin, 4, false}} {
+		p := New(Config{Mode: c.mode, CPUs: c.cpus})
+		if got := p.Learns(); got != c.want {
+			t.Errorf("%v with %d CPUs: Learns %v, want %v", c.mode, c.cpus, got, c.want)
+		}
+		before := p.Spin()
+		for range 50 {
+			p.Observe(time.Millisecond, 0, false)
+		}
+		if changed := p.Spin() != before; changed && !c.want {
+			t.Errorf("%v with %d CPUs: spin changed %v -> %v though it does not learn", c.mode, c.cpus, before, p.Spin())
+		}
+	}
+}

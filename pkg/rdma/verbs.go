@@ -57,10 +57,15 @@ type CQ interface {
 
 // WaitFds is implemented by CQs whose wait can be done by polling file
 // descriptors: the completion channel's, and also's (-1 when also is nil
-// or has none). A caller may then sleep in poll itself and call Await
-// with a zero timeout once one is readable.
+// or has none). A caller may then sleep in poll itself: ReadyToSleep
+// takes completions or, when there are none (0), arms the CQ so that the
+// next one makes the channel readable; Woken, once it is, consumes the
+// channel's event and takes completions (0 when an earlier call already
+// took them: arm again).
 type WaitFds interface {
 	WaitFds(also EventChannel) (channel, other int)
+	ReadyToSleep(wc []WC) (int, error)
+	Woken(wc []WC) (int, error)
 }
 
 // QP is a reliable-connected queue pair.
