@@ -2,6 +2,7 @@ package cgoverbs
 
 /*
 #include <errno.h>
+#include <stdlib.h>
 #include <infiniband/verbs.h>
 #include "cverrno.h"
 
@@ -17,14 +18,52 @@ static int rdmactl_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t
 {
 	return cv_neg(ibv_query_gid_ex(ctx, port, index, entry, 0));
 }
+
+// rdmactl_gid_table copies port's populated GID entries, at most max, to
+// out and returns their number, or -errno. The device's whole table is
+// read in one ibv_query_gid_table call, sized by the ports' table
+// lengths: a few system calls instead of one per slot (rxe has 1024).
+static ssize_t rdmactl_gid_table(struct ibv_context *ctx, uint8_t port, struct ibv_gid_entry *out, size_t max)
+{
+	struct ibv_device_attr da;
+	int rc = cv_neg(ibv_query_device(ctx, &da));
+	if (rc)
+		return rc;
+	size_t total = 0;
+	for (int p = 1; p <= da.phys_port_cnt; p++) {
+		struct ibv_port_attr pa;
+		if ((rc = rdmactl_query_port(ctx, p, &pa)))
+			return rc;
+		total += pa.gid_tbl_len;
+	}
+	if (total == 0)
+		return 0;
+	struct ibv_gid_entry *all = calloc(total, sizeof *all);
+	if (!all)
+		return -ENOMEM;
+	ssize_t n = ibv_query_gid_table(ctx, all, total, 0);
+	if (n < 0) {
+		free(all);
+		return n;
+	}
+	size_t k = 0;
+	for (ssize_t i = 0; i < n && k < max; i++)
+		if (all[i].port_num == port)
+			out[k++] = all[i];
+	free(all);
+	return (ssize_t)k;
+}
 */
 import "C"
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"unsafe"
 
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -229,17 +268,52 @@ func (c *Context) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error)
 	case rc != 0:
 		return rdma.GIDEntry{}, callErr(fmt.Sprintf("ibv_query_gid_ex(port %d, index %d)", port, index), rc)
 	}
+	return gidEntry(&e, map[uint32]string{}), nil
+}
+
+// ReadGIDTable is ibv_query_gid_table for one port: its populated
+// entries (at most tblLen) in index order.
+func (c *Context) ReadGIDTable(port uint8, tblLen int32) ([]rdma.GIDEntry, error) {
+	if tblLen <= 0 {
+		return []rdma.GIDEntry{}, nil
+	}
+	buf := (*C.struct_ibv_gid_entry)(C.calloc(C.size_t(tblLen), C.size_t(unsafe.Sizeof(C.struct_ibv_gid_entry{}))))
+	if buf == nil {
+		return nil, rdma.Errorf("ibv_query_gid_table", syscall.ENOMEM)
+	}
+	defer C.free(unsafe.Pointer(buf))
+	n := C.rdmactl_gid_table(c.c, C.uint8_t(port), buf, C.size_t(tblLen))
+	if n < 0 {
+		return nil, callErr("ibv_query_gid_table", C.int(n))
+	}
+	raw := unsafe.Slice(buf, int(n))
+	out := make([]rdma.GIDEntry, len(raw))
+	names := map[uint32]string{}
+	for i := range raw {
+		out[i] = gidEntry(&raw[i], names)
+	}
+	slices.SortFunc(out, func(a, b rdma.GIDEntry) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
+}
+
+// gidEntry converts one ibv_gid_entry, naming its netdev; names caches
+// the names already looked up (each lookup dumps the links over netlink).
+func gidEntry(e *C.struct_ibv_gid_entry, names map[uint32]string) rdma.GIDEntry {
 	entry := rdma.GIDEntry{
 		Index: uint32(e.gid_index),
 		Type:  rdma.GIDType(e.gid_type),
 		GID:   *(*rdma.GID)(unsafe.Pointer(&e.gid)),
 	}
-	if e.ndev_ifindex != 0 {
-		if ifc, err := net.InterfaceByIndex(int(e.ndev_ifindex)); err == nil {
-			entry.Netdev = ifc.Name
-		} else {
-			entry.Netdev = fmt.Sprintf("ifindex %d", e.ndev_ifindex)
+	if ix := uint32(e.ndev_ifindex); ix != 0 {
+		name, ok := names[ix]
+		if !ok {
+			name = fmt.Sprintf("ifindex %d", ix)
+			if ifc, err := net.InterfaceByIndex(int(ix)); err == nil {
+				name = ifc.Name
+			}
+			names[ix] = name
 		}
+		entry.Netdev = name
 	}
-	return entry, nil
+	return entry
 }

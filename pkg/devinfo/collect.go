@@ -154,20 +154,15 @@ func collectDevice(src Source, name string, sel Selection) (r DeviceReport) {
 		}
 		pr := PortReport{Port: port, Attr: pa, GIDs: []rdma.GIDEntry{}}
 		if sel.GIDs {
-			for i := int32(0); i < pa.GIDTblLen; i++ {
-				e, err := dev.QueryGIDEntry(port, uint32(i))
-				if errors.Is(err, rdma.ErrNoGID) {
-					continue
-				}
-				if err != nil {
-					r.Ports = append(r.Ports, pr)
-					r.cutOff = true
-					// ibv_query_gid returns -1 on failure.
-					fail(fmt.Sprintf("Failed to query gid to port %d, index %d\n", port, i), -1,
-						"cannot query GID %d of port %d: %v", i, port, err)
-					return r
-				}
-				pr.GIDs = append(pr.GIDs, e)
+			gids, err := rdma.ReadGIDs(dev, port, pa.GIDTblLen)
+			pr.GIDs = gids
+			if se := (*rdma.GIDSlotError)(nil); errors.As(err, &se) {
+				r.Ports = append(r.Ports, pr)
+				r.cutOff = true
+				// ibv_query_gid returns -1 on failure.
+				fail(fmt.Sprintf("Failed to query gid to port %d, index %d\n", port, se.Index), -1,
+					"cannot query GID %d of port %d: %v", se.Index, port, se.Err)
+				return r
 			}
 		}
 		r.Ports = append(r.Ports, pr)
