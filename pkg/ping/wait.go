@@ -1,6 +1,7 @@
 package ping
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
@@ -25,6 +26,11 @@ const busyPollSlice = 10 * time.Millisecond
 // the scheduler may have the P back.
 const rawWaitSlice = 20 * time.Millisecond
 
+// yieldEvery is how many raw waits pass between two trips through the
+// scheduler: a wait takes a few hundred microseconds where raw waits are
+// used (one CPU), so a trip comes well within sysmon's 10 ms.
+const yieldEvery = 8
+
 // prepareWait sets up a new CQ: the C side never polls before it sleeps,
 // the policy decides in awaitWork.
 func prepareWait(cq rdma.CQ) { cq.SetSpin(0) }
@@ -34,6 +40,7 @@ type waiter struct {
 	policies []*pollwait.Policy
 	trace    *pollwait.Trace
 	rawWaits bool // sleep in raw polls: this goroutine is the only one that waits
+	rawCount uint // raw waits so far
 }
 
 func newWaiter(mode pollwait.Mode, trace *pollwait.Trace, rawWaits bool) *waiter {
@@ -124,6 +131,14 @@ func (w *waiter) await(cq rdma.CQ, ec rdma.EventChannel, wc []rdma.WC, timeout t
 	chFd, ecFd := fw.WaitFds(ec)
 	if chFd < 0 {
 		return cq.Await(wc, ec, timeout)
+	}
+	// Pass through the scheduler now and then: raw polls and cgo calls
+	// never do, and a goroutine seen running for 10 ms is preempted by
+	// sysmon, which, when that finds it in a cgo call, takes its P away
+	// and then wakes every 20 µs for the next millisecond. Not at every
+	// wait: each trip also wakes a thread for the spare P.
+	if w.rawCount++; w.rawCount%yieldEvery == 0 {
+		runtime.Gosched()
 	}
 	var start time.Time
 	if timeout > 0 {
