@@ -23,11 +23,15 @@ func cmPair(t *testing.T) func(string, []string, string, []string) (result, resu
 }
 
 // cmShape is a side's test information block from "rdma_cm QPs" through
-// its address lines, with the values that differ from run to run (QPN,
-// PSN) blanked: what must read as perftest's in the same role.
+// its address lines (to the end for ib_read_lat's server, which prints no
+// table), with the values that differ from run to run (QPN, PSN) blanked:
+// what must read as perftest's in the same role.
 func cmShape(out string) string {
 	i := strings.Index(out, " rdma_cm QPs")
 	j := strings.Index(out, " #bytes")
+	if j < 0 {
+		j = len(out)
+	}
 	if i < 0 || j < i {
 		return ""
 	}
@@ -36,19 +40,29 @@ func cmShape(out string) string {
 
 var runVaries = regexp.MustCompile(`(QPN|PSN) 0x[0-9a-f]+`)
 
-// TestSinglePerfRInteropWithPerftest: write_bw (one QP and two) and
-// send_lat with -R, rdmactl against the real perftest in both roles and
-// against itself. Each side's rdma_cm lines and address records read as
-// perftest's in the same role, and nothing is left behind.
+// TestSinglePerfRInteropWithPerftest: every test with -R, rdmactl
+// against the real perftest in both roles (write_bw on one QP and two),
+// and against itself for write_bw, send_lat and read_bw (whose
+// connections must both grant reads). Each side's rdma_cm lines and
+// address records read as perftest's in the same role, and nothing is
+// left behind.
 func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 	requireRole(t, "single")
+	perftest := [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}}
+	all := append(perftest, [2]string{"rdmactl", "rdmactl"})
 	perftestShape := map[string]string{}
-	for _, c := range []struct{ test, qps string }{{"write_bw", "1"}, {"write_bw", "2"}, {"send_lat", "1"}} {
+	for _, c := range []struct {
+		test, qps string // qps "": no -q, which the ib_*_lat refuse even as -q 1
+		roles     [][2]string
+	}{
+		{"write_bw", "1", all}, {"write_bw", "2", all}, {"send_lat", "", all},
+		{"send_bw", "1", perftest}, {"read_bw", "1", all}, {"write_lat", "", perftest}, {"read_lat", "", perftest},
+	} {
 		args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
-		if c.test == "write_bw" { // ib_send_lat refuses -q, even -q 1
+		if c.qps != "" {
 			args = append(args, "-q", c.qps)
 		}
-		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}, {"rdmactl", "rdmactl"}} {
+		for _, roles := range c.roles {
 			t.Run(c.test+"/q"+c.qps+"/"+roles[0]+"-server-"+roles[1]+"-client", func(t *testing.T) {
 				srv, cli := perfPair(t, c.test, roles[0], roles[1], cmPair(t), args...)
 				checkPerf(t, c.test, srv, cli)
@@ -75,7 +89,7 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 }
 
 // TestSinglePerfRHints: -R without a server ends in one line and a hint;
-// a test -R does not support is a usage error.
+// a server address that is not IPv4 is a usage error.
 func TestSinglePerfRHints(t *testing.T) {
 	requireRole(t, "single")
 	perfPort++
@@ -83,9 +97,9 @@ func TestSinglePerfRHints(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not listening") {
 		t.Errorf("no server: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	r = run(t, time.Minute, rdmactl, "perf", "read_bw", "-R", "-d", "rxe0", "10.9.0.1")
+	r = run(t, time.Minute, rdmactl, "perf", "read_bw", "-R", "-d", "rxe0", "fd09::1")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "-R") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
-		t.Errorf("read_bw -R: exit %d, stderr %q", r.Code, r.Stderr)
+		t.Errorf("read_bw -R fd09::1: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 

@@ -97,7 +97,7 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.IntVarP(&mtu, "mtu", "m", 0, "path MTU in bytes: 256 … 4096 (default: the port's active MTU)")
 	fl.BoolVarP(&cpuFreq, "CPU-freq", "F", false, "accepted for perftest compatibility (rdmactl times with the monotonic clock)")
 	fl.BoolVar(&opts.Gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
-	fl.BoolVarP(&opts.RDMACM, "rdma_cm", "R", false, "exchange and connect the QPs over rdma_cm, as perftest -R (write_bw and send_lat)")
+	fl.BoolVarP(&opts.RDMACM, "rdma_cm", "R", false, "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)")
 	fl.BoolVar(&opts.BusyPoll, "busy-poll", false, "latency tests spin on the completion queue, as perftest does")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for the peer at each step")
 	return cmd

@@ -1,21 +1,68 @@
 package perf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func TestResolveRDMACM(t *testing.T) {
-	for _, tst := range []Test{WriteBW, SendLat} {
+	for _, tst := range []Test{SendBW, WriteBW, ReadBW, SendLat, WriteLat, ReadLat} {
 		if _, err := (Options{Test: tst, RDMACM: true}).Resolve(); err != nil {
 			t.Errorf("%s -R: %v", tst, err)
 		}
 	}
-	for _, tst := range []Test{ReadBW, SendBW, WriteLat, ReadLat} {
-		_, err := (Options{Test: tst, RDMACM: true}).Resolve()
-		if err == nil || !strings.Contains(err.Error(), "-R") {
-			t.Errorf("%s -R: %v, want an error naming -R", tst, err)
-		}
+}
+
+// Every test runs over rdma_cm: both sides print their tables, and the
+// data connections of a READ test ask for the device's outstanding reads
+// both ways (the control connection, a SEND exchange, never does).
+func TestFlowsPairUpRDMACM(t *testing.T) {
+	for _, c := range []struct {
+		test Test
+		qps  int
+	}{{SendBW, 1}, {WriteBW, 2}, {ReadBW, 1}, {ReadBW, 2}, {SendLat, 1}, {WriteLat, 1}, {ReadLat, 1}} {
+		t.Run(fmt.Sprintf("%s/q%d", c.test, c.qps), func(t *testing.T) {
+			v := newFakeStack()
+			srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: c.qps, RDMACM: true})
+			if cerr != nil || serr != nil {
+				t.Fatalf("client: %v\nserver: %v", cerr, serr)
+			}
+			if !strings.Contains(srv, "Waiting for client rdma_cm QP to connect") {
+				t.Errorf("server header lacks the rdma_cm lines:\n%s", srv)
+			}
+			for side, out := range map[string]string{"server": srv, "client": cli} {
+				if strings.Count(out, " remote address: LID 0000 QPN 0x") != c.qps || strings.Contains(out, "RKey") {
+					t.Errorf("%s: want %d remote addresses in the SEND form:\n%s", side, c.qps, out)
+				}
+				if !strings.HasSuffix(out, resultLine) {
+					t.Errorf("%s does not end with the result line:\n%s", side, out)
+				}
+				// A bandwidth row counts the iterations of all QPs.
+				if iters := 50 * c.qps; (c.test != ReadLat || side == "client") && !strings.Contains(out, fmt.Sprintf(" %d ", iters)) {
+					t.Errorf("%s printed no row of %d iterations:\n%s", side, iters, out)
+				}
+			}
+			var reads uint8
+			if c.test.IsRead() {
+				reads = 128 // the fake's max_qp_rd_atom
+			}
+			params := v.sentParams()
+			if len(params) != 2+2*c.qps {
+				t.Fatalf("%d connect and accept calls, want %d: %+v", len(params), 2+2*c.qps, params)
+			}
+			for i, p := range params {
+				want := rdma.ConnParam{RetryCount: 7, RNRRetryCount: 7}
+				if i >= 2 {
+					want.ResponderResources, want.InitiatorDepth, want.QPNum = reads, reads, p.QPNum
+				}
+				if p != want {
+					t.Errorf("connection parameters %d: %+v, want %+v", i, p, want)
+				}
+			}
+		})
 	}
 }
 

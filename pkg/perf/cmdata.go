@@ -18,11 +18,12 @@ type cmData struct {
 	ch      rdma.EventChannel
 	listen  rdma.CMID
 	ids     []rdma.CMID
+	param   rdma.ConnParam // each connection's, but for its QP number
 	timeout time.Duration
 }
 
-func (s *session) connectDataCM() error {
-	d := &cmData{timeout: s.r.Timeout}
+func (s *session) connectDataCM(outReads int) error {
+	d := &cmData{param: dataConnParam(s.r.Test, outReads), timeout: s.r.Timeout}
 	s.cmData = d
 	var err error
 	if d.ch, err = s.cm.CreateEventChannel(); err != nil {
@@ -54,6 +55,18 @@ func (s *session) connectDataCM() error {
 	return nil
 }
 
+// dataConnParam is what perftest asks of its data connections: on a READ
+// test its outstanding reads as both responder resources and initiator
+// depth, without which rdma_cm grants the QPs no remote reads at all.
+func dataConnParam(t Test, outReads int) rdma.ConnParam {
+	p := rdma.ConnParam{RetryCount: cmRetries, RNRRetryCount: cmRetries}
+	if t.IsRead() {
+		p.ResponderResources = uint8(min(outReads, 255))
+		p.InitiatorDepth = p.ResponderResources
+	}
+	return p
+}
+
 // listenOn binds a listener to the port (all addresses) with a backlog
 // of the QP count, as perftest.
 func (d *cmData) listenOn(port uint16, n int) error {
@@ -78,7 +91,9 @@ func (d *cmData) accept(ep rdma.PerfEndpoint, n int) error {
 		if err := readyPerfQP(ev.ID, ep, qp); err != nil {
 			return err
 		}
-		if err := ev.ID.Accept(&rdma.ConnParam{RetryCount: cmRetries, RNRRetryCount: cmRetries, QPNum: ep.QPN(qp)}); err != nil {
+		p := d.param
+		p.QPNum = ep.QPN(qp)
+		if err := ev.ID.Accept(&p); err != nil {
 			return err
 		}
 	}
@@ -135,7 +150,9 @@ func (d *cmData) dialOne(ep rdma.PerfEndpoint, server netip.AddrPort, qp int) er
 		}
 	}
 	if err == nil {
-		err = id.Connect(&rdma.ConnParam{RetryCount: cmRetries, RNRRetryCount: cmRetries, QPNum: ep.QPN(qp)})
+		p := d.param
+		p.QPNum = ep.QPN(qp)
+		err = id.Connect(&p)
 	}
 	if err == nil {
 		// For a QP it did not make, the CM reports the reply and leaves

@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,9 +26,14 @@ type fakeStack struct {
 	streams int
 	// dropRecvs makes every SEND fail with RNR retries exceeded.
 	dropRecvs bool
+	// rdma_cm: the listeners by port, the ConnParams sent
+	listeners map[uint16]*fakeCMID
+	params    []rdma.ConnParam
 }
 
-func newFakeStack() *fakeStack { return &fakeStack{eps: map[uint32]*fakeEndpoint{}, next: 0x11} }
+func newFakeStack() *fakeStack {
+	return &fakeStack{eps: map[uint32]*fakeEndpoint{}, next: 0x11, listeners: map[uint16]*fakeCMID{}}
+}
 
 func (f *fakeStack) DeviceList() ([]rdma.DeviceEntry, error) {
 	return []rdma.DeviceEntry{{Name: "rxe0"}}, nil
@@ -349,3 +355,247 @@ func (e *fakeEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	}
 	return nil
 }
+
+// The fake's rdma_cm (-R): listeners by port, connect requests and
+// replies as events on the ids' channels. A control QP (CreateQP) hands
+// each SEND to the peer's next posted receive, holding it until one is
+// posted as RNR retries would; ReadyPerfQP points an endpoint's QP at the
+// QP number the peer named. The ConnParams of every connect request a
+// listener took and of every accept are recorded.
+
+func (f *fakeStack) LookupHost(name string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(name)
+	if err != nil {
+		return a, &rdma.LookupError{Code: -2, Msg: "Name or service not known"}
+	}
+	return a, nil
+}
+
+func (f *fakeStack) CreateEventChannel() (rdma.EventChannel, error) {
+	return &fakeEventChannel{f: f, events: make(chan rdma.CMEvent, 64)}, nil
+}
+
+// sentParams are the ConnParams recorded so far, in order.
+func (f *fakeStack) sentParams() []rdma.ConnParam {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.params)
+}
+
+type fakeEventChannel struct {
+	f      *fakeStack
+	events chan rdma.CMEvent
+}
+
+func (c *fakeEventChannel) CreateID() (rdma.CMID, error) { return &fakeCMID{f: c.f, ch: c}, nil }
+
+func (c *fakeEventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
+	t := time.NewTimer(max(timeout, 0))
+	defer t.Stop()
+	select {
+	case ev := <-c.events:
+		return ev, nil
+	case <-t.C:
+		return rdma.CMEvent{}, rdma.ErrTimeout
+	}
+}
+
+func (c *fakeEventChannel) Close() error { return nil }
+
+type fakeCMID struct {
+	f       *fakeStack
+	ch      *fakeEventChannel
+	dst     netip.AddrPort // resolved, or the listener's port once bound
+	listens bool
+	peer    *fakeCMID
+	peerQPN uint32 // the QP number the peer's ConnParam named
+	qp      *fakeCtlQP
+}
+
+func (id *fakeCMID) event(t rdma.CMEventType) { id.ch.events <- rdma.CMEvent{Type: t, ID: id} }
+
+func (id *fakeCMID) ResolveAddr(_ netip.Addr, dst netip.AddrPort, _ time.Duration) error {
+	id.dst = dst
+	id.event(rdma.CMEventAddrResolved)
+	return nil
+}
+
+func (id *fakeCMID) ResolveRoute(time.Duration) error {
+	id.event(rdma.CMEventRouteResolved)
+	return nil
+}
+
+func (id *fakeCMID) Bind(a netip.AddrPort) error { id.dst = a; return nil }
+
+func (id *fakeCMID) Listen(int) error {
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	if id.f.listeners[id.dst.Port()] != nil {
+		return &rdma.Error{Op: "rdma_listen", Errno: syscall.EADDRINUSE}
+	}
+	id.f.listeners[id.dst.Port()], id.listens = id, true
+	return nil
+}
+
+func (id *fakeCMID) Migrate(ch rdma.EventChannel) error {
+	id.ch = ch.(*fakeEventChannel)
+	return nil
+}
+
+func (id *fakeCMID) Connect(p *rdma.ConnParam) error {
+	id.f.mu.Lock()
+	l := id.f.listeners[id.dst.Port()]
+	if l != nil {
+		id.f.params = append(id.f.params, *p)
+	}
+	id.f.mu.Unlock()
+	if l == nil {
+		id.event(rdma.CMEventRejected)
+		return nil
+	}
+	id.peer = &fakeCMID{f: id.f, ch: l.ch, dst: netip.AddrPortFrom(id.dst.Addr(), 0), peer: id, peerQPN: p.QPNum}
+	l.ch.events <- rdma.CMEvent{Type: rdma.CMEventConnectRequest, ID: id.peer, Listen: l}
+	return nil
+}
+
+// Accept answers the client: a control connection (both QPs the CM's) is
+// established at once, a perf QP's client first gets the reply.
+func (id *fakeCMID) Accept(p *rdma.ConnParam) error {
+	id.f.mu.Lock()
+	id.f.params = append(id.f.params, *p)
+	id.f.mu.Unlock()
+	c := id.peer
+	c.peerQPN = p.QPNum
+	if id.qp != nil && c.qp != nil {
+		id.qp.peer, c.qp.peer = c.qp, id.qp
+		c.event(rdma.CMEventEstablished)
+		id.event(rdma.CMEventEstablished)
+		return nil
+	}
+	c.event(rdma.CMEventConnectResponse)
+	return nil
+}
+
+func (id *fakeCMID) Establish() error {
+	id.peer.event(rdma.CMEventEstablished)
+	return nil
+}
+
+func (id *fakeCMID) Disconnect() error        { return nil }
+func (id *fakeCMID) Context() rdma.Context    { return fakeCMContext{} }
+func (id *fakeCMID) PeerAddr() netip.AddrPort { return id.dst }
+
+func (id *fakeCMID) CreateQP(pd rdma.PD, send, recv rdma.CQ, _ rdma.QPCap) (rdma.QP, error) {
+	id.qp = &fakeCtlQP{pd: pd.(*fakePD), send: send.(*fakeCQ), recv: recv.(*fakeCQ)}
+	return id.qp, nil
+}
+
+func (id *fakeCMID) InitOwnQP(rdma.QP) error  { return errors.New("perf's fake has no own QPs") }
+func (id *fakeCMID) ReadyOwnQP(rdma.QP) error { return errors.New("perf's fake has no own QPs") }
+
+func (id *fakeCMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int) error {
+	e := ep.(*fakeEndpoint)
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	e.peers[qp], e.rts = id.peerQPN, true
+	return nil
+}
+
+func (id *fakeCMID) Close() error {
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	if id.listens {
+		delete(id.f.listeners, id.dst.Port())
+	}
+	return nil
+}
+
+type fakeCMContext struct{}
+
+func (fakeCMContext) AllocPD() (rdma.PD, error)                    { return &fakePD{}, nil }
+func (fakeCMContext) CreateCompChannel() (rdma.CompChannel, error) { return fakeCompChannel{}, nil }
+func (fakeCMContext) CreateCQ(int, rdma.CompChannel) (rdma.CQ, error) {
+	return newFakeCQ(true), nil
+}
+
+type fakeCompChannel struct{}
+
+func (fakeCompChannel) Close() error { return nil }
+
+type fakePD struct{ mrs []*fakeMR }
+
+func (p *fakePD) RegMR(size int, _ rdma.Access) (rdma.MR, error) {
+	m := &fakeMR{buf: make([]byte, size), addr: 0x10000 * uint64(len(p.mrs)+1)}
+	p.mrs = append(p.mrs, m)
+	return m, nil
+}
+
+func (p *fakePD) CreateRCQP(rdma.CQ, rdma.CQ, rdma.QPCap) (rdma.QP, error) {
+	return nil, errors.New("perf's fake has no own QPs")
+}
+
+func (p *fakePD) Close() error { return nil }
+
+// at is the memory an entry names.
+func (p *fakePD) at(s rdma.SGE) []byte {
+	for _, m := range p.mrs {
+		if s.Addr >= m.addr && s.Addr+uint64(s.Len) <= m.addr+uint64(len(m.buf)) {
+			return m.buf[s.Addr-m.addr : s.Addr-m.addr+uint64(s.Len)]
+		}
+	}
+	panic(fmt.Sprintf("SGE %+v outside every MR", s))
+}
+
+type fakeMR struct {
+	buf  []byte
+	addr uint64
+}
+
+func (m *fakeMR) Bytes() []byte { return m.buf }
+func (m *fakeMR) Addr() uint64  { return m.addr }
+func (m *fakeMR) LKey() uint32  { return 1 }
+func (m *fakeMR) RKey() uint32  { return 1 }
+func (m *fakeMR) Close() error  { return nil }
+
+type fakeCtlQP struct {
+	pd         *fakePD
+	send, recv *fakeCQ
+	mu         sync.Mutex
+	peer       *fakeCtlQP
+	recvs      []rdma.SGE
+	held       [][]byte // messages that came before a receive
+}
+
+func (q *fakeCtlQP) Num() uint32 { return 0x1000 }
+
+func (q *fakeCtlQP) PostSend(wr rdma.SendWR) error {
+	q.peer.deliver(slices.Clone(q.pd.at(wr.Local)))
+	q.send.push(rdma.WC{WRID: wr.ID, Status: rdma.WCSuccess})
+	return nil
+}
+
+func (q *fakeCtlQP) PostRecv(_ uint64, s rdma.SGE) error {
+	q.mu.Lock()
+	q.recvs = append(q.recvs, s)
+	q.mu.Unlock()
+	q.deliver(nil)
+	return nil
+}
+
+// deliver takes msg (if any) and fills posted receives with what is held.
+func (q *fakeCtlQP) deliver(msg []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if msg != nil {
+		q.held = append(q.held, msg)
+	}
+	for len(q.held) > 0 && len(q.recvs) > 0 {
+		m, s := q.held[0], q.recvs[0]
+		q.held, q.recvs = q.held[1:], q.recvs[1:]
+		copy(q.pd.at(s), m)
+		q.recv.push(rdma.WC{Status: rdma.WCSuccess, ByteLen: uint32(len(m))})
+	}
+}
+
+func (q *fakeCtlQP) ToError() error { return nil }
+func (q *fakeCtlQP) Close() error   { return nil }

@@ -40,8 +40,11 @@ func (s *session) runWriteLat() error {
 		}
 	}
 	WriteResultLine(s.out)
-	// ib_write_lat just exits here, without the closing handshake.
-	s.oob.conn.Close()
+	// ib_write_lat just exits here, without the closing handshake; an
+	// rdma_cm exchange goes with the session.
+	if s.oob.conn != nil {
+		s.oob.conn.Close()
+	}
 	return nil
 }
 

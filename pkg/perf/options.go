@@ -70,9 +70,6 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.QPs > 1 && o.Test != WriteBW && o.Test != ReadBW {
 		return r, fmt.Errorf("-q %d: only write_bw and read_bw run several QPs; use -q 1 for %s", r.QPs, o.Test)
 	}
-	if r.RDMACM && o.Test != WriteBW && o.Test != SendLat {
-		return r, fmt.Errorf("-R: rdma_cm connections are supported for write_bw and send_lat only; run %s without -R", o.Test)
-	}
 	if r.Size == 0 {
 		r.Size = defSizeBW
 		if o.Test.Latency() {

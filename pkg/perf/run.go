@@ -246,20 +246,20 @@ func (s *session) prepare() error {
 	if err != nil {
 		return err
 	}
+	outReads := 1
+	if s.r.Test.IsRead() {
+		if outReads, err = maxReads(s.dev); err != nil {
+			return err
+		}
+	}
 	if s.r.RDMACM {
-		if err := s.connectDataCM(); err != nil {
+		if err := s.connectDataCM(outReads); err != nil {
 			return err
 		}
 	}
 	var gid [16]byte
 	if s.withGID {
 		if gid, err = gidAt(s.dev, s.r.IBPort, s.gidIdx); err != nil {
-			return err
-		}
-	}
-	outReads := 1
-	if s.r.Test.IsRead() {
-		if outReads, err = maxReads(s.dev); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // runBoth runs a server and a client of opts over loopback TCP.
@@ -44,7 +45,10 @@ func runPair(t *testing.T, v *fakeStack, o Options) (srv, cli string, serr, cerr
 	for i := 0; ; i++ {
 		cout.Reset()
 		cerr = Run(o, v, &cout, &cerrOut)
-		if cerr == nil || !errors.Is(cerr, syscall.ECONNREFUSED) || i == 100 {
+		// The server is not listening yet: TCP refuses, rdma_cm rejects.
+		var ce *cmEventError
+		refused := errors.Is(cerr, syscall.ECONNREFUSED) || errors.As(cerr, &ce) && ce.got.Type == rdma.CMEventRejected
+		if !refused || i == 100 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
