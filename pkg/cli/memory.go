@@ -2,12 +2,16 @@ package cli
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+
+	"golang.org/x/sys/unix"
 )
 
-// A long-running responder's (ping -s, serve) Go heap is a few hundred
-// kilobytes (the lab, ping -s -P: 6.5 MB of anonymous memory in all, C
-// libraries and thread stacks included), so the collector may run more often without costing much,
+// A long-running responder's (ping -s -P, serve) Go heap is about a
+// megabyte (the lab, ping -s -P: 1.6 MB of anonymous memory in all, C
+// libraries and thread stacks included; most of its RSS is the binary's
+// own pages), so the collector may run more often without costing much,
 // and a soft limit well above the normal footprint stops a leak or a
 // burst from growing the heap unchecked without ever forcing collections
 // in normal operation. GOGC and GOMEMLIMIT in the environment win.
@@ -16,8 +20,14 @@ const (
 	serverMemoryLimit = 16 << 20
 )
 
-// TuneResponderMemory applies a responder's collector settings.
+// TuneResponderMemory applies a responder's collector settings and turns
+// transparent huge pages off for the process: with THP "always" (Debian's
+// default) the first touch of a thread's 8 MB stack can fault in a whole
+// 2 MB page, and the lab saw a ping -s -P server's RSS jump by 2 MB that
+// way, at random, every few hundred clients. A megabyte-sized heap gains
+// nothing from huge pages.
 func TuneResponderMemory() {
+	_ = unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0) // best effort: only RSS is at stake
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serverGCPercent)
 	}
@@ -25,3 +35,13 @@ func TuneResponderMemory() {
 		debug.SetMemoryLimit(serverMemoryLimit)
 	}
 }
+
+// SessionEnded is what a responder calls when a client's session is over:
+// it collects. Such a heap stays below the collector's minimum goal (4 MB
+// scaled by GOGC), so left alone it never collects and every session's
+// garbage lands on fresh pages that stay resident (the lab, ping -s -P,
+// 300 rping clients in a row: 9.0 -> 11.7 MB without a collection; with
+// one per session 10.8 MB from the 50th client to the 300th). A
+// collection of a heap this small takes well under a millisecond, against
+// the several a connection takes to set up.
+func SessionEnded() { runtime.GC() }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestServerMemorySettings(t *testing.T) {
@@ -22,5 +25,25 @@ func TestServerMemorySettings(t *testing.T) {
 	TuneResponderMemory()
 	if gc := debug.SetGCPercent(100); gc != 100 {
 		t.Fatalf("GOGC set in the environment, yet the server changed it to %d", gc)
+	}
+}
+
+func TestSessionEndedCollects(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	SessionEnded()
+	runtime.ReadMemStats(&after)
+	if after.NumGC <= before.NumGC {
+		t.Fatalf("no collection: NumGC %d, then %d", before.NumGC, after.NumGC)
+	}
+}
+
+func TestResponderDisablesTHP(t *testing.T) {
+	TuneResponderMemory()
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
+	on, err := unix.PrctlRetInt(unix.PR_GET_THP_DISABLE, 0, 0, 0, 0)
+	if err != nil || on != 1 {
+		t.Fatalf("PR_GET_THP_DISABLE: %d, %v; want 1", on, err)
 	}
 }

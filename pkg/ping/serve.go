@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
 )
 
 // Session is what a long-running server saw of one rping client.
@@ -109,6 +111,7 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 			if done != nil {
 				done(s)
 			}
+			cli.SessionEnded()
 		}()
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -209,6 +210,7 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 			// goroutine, instead of joining the pool of idle threads
 			// that grows with the most clients ever served at once.
 			runtime.LockOSThread()
+			defer cli.SessionEnded()
 			defer func() { _ = c.ec.Close() }()
 			defer child.Close()
 			defer c.close()

@@ -231,6 +231,7 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 				e.Error = "server shutting down: " + e.Error
 			}
 			cfg.log(e)
+			cli.SessionEnded()
 		}()
 	}
 	<-stopped
