@@ -4,8 +4,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-
-	"golang.org/x/sys/unix"
 )
 
 // A long-running responder's (ping -s -P, serve) Go heap is about a
@@ -20,14 +18,8 @@ const (
 	serverMemoryLimit = 16 << 20
 )
 
-// TuneResponderMemory applies a responder's collector settings and turns
-// transparent huge pages off for the process: with THP "always" (Debian's
-// default) the first touch of a thread's 8 MB stack can fault in a whole
-// 2 MB page, and the lab saw a ping -s -P server's RSS jump by 2 MB that
-// way, at random, every few hundred clients. A megabyte-sized heap gains
-// nothing from huge pages.
+// TuneResponderMemory applies a responder's collector settings.
 func TuneResponderMemory() {
-	_ = unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0) // best effort: only RSS is at stake
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serverGCPercent)
 	}

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestServerMemorySettings(t *testing.T) {
@@ -35,15 +33,5 @@ func TestSessionEndedCollects(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if after.NumGC <= before.NumGC {
 		t.Fatalf("no collection: NumGC %d, then %d", before.NumGC, after.NumGC)
-	}
-}
-
-func TestResponderDisablesTHP(t *testing.T) {
-	TuneResponderMemory()
-	debug.SetGCPercent(100)
-	debug.SetMemoryLimit(math.MaxInt64)
-	on, err := unix.PrctlRetInt(unix.PR_GET_THP_DISABLE, 0, 0, 0, 0)
-	if err != nil || on != 1 {
-		t.Fatalf("PR_GET_THP_DISABLE: %d, %v; want 1", on, err)
 	}
 }
