@@ -211,12 +211,12 @@ func TestSinglePerfBusyPoll(t *testing.T) {
 	}
 }
 
-// TestSinglePerfTwoQPs: -q 2 write_bw and read_bw against ib_write_bw -q 2
-// and ib_read_bw -q 2, each tool in each role: two records each way, and
+// TestSinglePerfTwoQPs: -q 2 write_bw, read_bw and send_bw against
+// perftest's with -q 2, each tool in each role: two records each way, and
 // the rows count both QPs' messages.
 func TestSinglePerfTwoQPs(t *testing.T) {
 	requireRole(t, "single")
-	for _, test := range []string{"write_bw", "read_bw"} {
+	for _, test := range []string{"write_bw", "read_bw", "send_bw"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
 				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")

@@ -56,7 +56,7 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 		roles     [][2]string
 	}{
 		{"write_bw", "1", all}, {"write_bw", "2", all}, {"send_lat", "", all},
-		{"send_bw", "1", perftest}, {"read_bw", "1", all}, {"write_lat", "", perftest}, {"read_lat", "", perftest},
+		{"send_bw", "1", perftest}, {"send_bw", "2", perftest}, {"read_bw", "1", all}, {"write_lat", "", perftest}, {"read_lat", "", perftest},
 	} {
 		args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
 		if c.qps != "" {

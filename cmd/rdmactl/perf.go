@@ -92,7 +92,7 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.IntVarP(&opts.Iters, "iters", "n", 0, "iterations (default 5000 for write_bw, 1000 otherwise)")
 	fl.IntVarP(&duration, "duration", "D", 0, "run for this many seconds instead of -n iterations")
 	fl.IntVarP(&opts.TCPPort, "port", "p", perf.DefaultTCPPort, "TCP port of the out-of-band exchange")
-	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (write_bw and read_bw: 1 to 16)")
+	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (bandwidth tests: 1 to 16)")
 	fl.IntVarP(&opts.TxDepth, "tx-depth", "t", 0, "send queue depth (default 128 for BW tests, 1 for latency)")
 	fl.IntVarP(&mtu, "mtu", "m", 0, "path MTU in bytes: 256 … 4096 (default: the port's active MTU)")
 	fl.BoolVarP(&cpuFreq, "CPU-freq", "F", false, "accepted for perftest compatibility (rdmactl times with the monotonic clock)")

@@ -66,14 +66,15 @@ static void pf_clock_to_ns(const struct pf_clock *c, double per_tick, int64_t *s
 		s[i] = c->ns0 + (int64_t)((double)(s[i] - c->ticks0) * per_tick);
 }
 
-// pf_post_recvs posts n receives of the same memory, 32 per call.
-static int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t addr, uint32_t len, uint32_t lkey) {
+// pf_post_recvs posts n receives of the same memory, 32 per call, each
+// with work request ID wr_id.
+static int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
 	struct ibv_recv_wr wr[32], *bad;
 	while (n > 0) {
 		int k = n < 32 ? n : 32;
 		for (int i = 0; i < k; i++) {
-			wr[i].wr_id = 0;
+			wr[i].wr_id = wr_id;
 			wr[i].sg_list = &sge;
 			wr[i].num_sge = 1;
 			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
@@ -448,8 +449,12 @@ func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
 
 func (e *perfEndpoint) PostSend(wr rdma.SendWR) error { return cmQP{e.qp}.PostSend(wr) }
 
-func (e *perfEndpoint) PostRecvs(n int, sge rdma.SGE) error {
-	if rc := C.pf_post_recvs(e.qp.qp, C.int(n), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)); rc != 0 {
+func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
+	q, err := e.qpAt(qp)
+	if err != nil {
+		return err
+	}
+	if rc := C.pf_post_recvs(q.qp, C.int(n), C.uint64_t(qp), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)); rc != 0 {
 		return rdma.Errorf("ibv_post_recv", syscall.Errno(rc))
 	}
 	return nil

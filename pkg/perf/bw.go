@@ -1,8 +1,9 @@
 package perf
 
+import "github.com/rdmactl/rdmactl/pkg/rdma"
+
 // The bandwidth tests' flows: the order of handshakes, prints and runs of
-// perftest's write_bw.c, read_bw.c and send_bw.c, one direction (write_bw
-// and read_bw on -q QPs).
+// perftest's write_bw.c, read_bw.c and send_bw.c, one direction, on -q QPs.
 
 // runRDMABW is write_bw and read_bw: the client moves the data, the
 // server's CPU stays out of it and prints the client's report at the end.
@@ -75,9 +76,15 @@ func (s *session) runSendBW() error {
 	WriteBWTableHead(s.out, s.r.Gbits)
 	server := s.r.Server == ""
 	for _, size := range s.r.Sizes {
-		if server {
-			if err := s.ep.PostRecvs(s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
-				return err
+		// QP q receives into its span's second half, as write_bw's
+		// QPs are written.
+		sges := make([]rdma.SGE, s.r.QPs)
+		for q := range sges {
+			sges[q] = sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size)
+			if server {
+				if err := s.ep.PostRecvs(q, s.r.RxDepth, sges[q]); err != nil {
+					return err
+				}
 			}
 		}
 		if err := s.sync(); err != nil { // receives are posted
@@ -86,7 +93,7 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			t, err := receive(s.ep, s.clock, s.r.Iters, size, s.r.BufSize, s.r.RxDepth, s.r.Timeout)
+			t, err := receive(s.ep, s.clock, recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, SGEs: sges, Timeout: s.r.Timeout})
 			if err != nil {
 				return s.dataErr(err)
 			}

@@ -23,7 +23,7 @@ func TestFlowsPairUpRDMACM(t *testing.T) {
 	for _, c := range []struct {
 		test Test
 		qps  int
-	}{{SendBW, 1}, {WriteBW, 2}, {ReadBW, 1}, {ReadBW, 2}, {SendLat, 1}, {WriteLat, 1}, {ReadLat, 1}} {
+	}{{SendBW, 1}, {SendBW, 2}, {WriteBW, 2}, {ReadBW, 1}, {ReadBW, 2}, {SendLat, 1}, {WriteLat, 1}, {ReadLat, 1}} {
 		t.Run(fmt.Sprintf("%s/q%d", c.test, c.qps), func(t *testing.T) {
 			v := newFakeStack()
 			srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: c.qps, RDMACM: true})

@@ -69,45 +69,65 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	return t, nil
 }
 
-// receive is send_bw's server: it takes iters messages on the receive
-// CQ, re-posting a receive for each while more are due, and times the
-// first and the last.
-func receive(ep rdma.PerfEndpoint, clock func() int64, iters, size, off, rxDepth int, timeout time.Duration) (BWTiming, error) {
-	sge := sgeAt(ep, off, size)
+// recvRun is send_bw's receiving side of one size: Iters messages on
+// each QP, into SGEs[qp], with RxDepth receives posted per QP at the start.
+type recvRun struct {
+	Iters, RxDepth int
+	SGEs           []rdma.SGE
+	Timeout        time.Duration // the longest wait for any message
+}
+
+// receive takes the messages of r on the receive CQ the QPs share,
+// re-posting a receive on a message's QP (its work request ID) while more
+// are due there, and times the first and the last.
+func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, error) {
 	cq := ep.RecvCQ()
 	var wc [16]rdma.WC
 	var first, last int64
-	rcnt := 0
-	deadline := time.Now().Add(timeout)
-	for spins := 0; rcnt < iters; spins++ {
+	total, rcnt := r.Iters*len(r.SGEs), 0
+	got := make([]int, len(r.SGEs))
+	var repost [rdma.MaxPerfQPs]int
+	deadline := time.Now().Add(r.Timeout)
+	for spins := 0; rcnt < total; spins++ {
 		n, err := cq.Poll(wc[:])
 		if err != nil {
-			return BWTiming{}, fmt.Errorf("receive after %d of %d: %w", rcnt, iters, err)
+			return BWTiming{}, fmt.Errorf("receive after %d of %d: %w", rcnt, total, err)
 		}
 		if n == 0 {
 			if spins&0xfff == 0xfff && time.Now().After(deadline) {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, iters, syscall.ETIMEDOUT)
+				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, syscall.ETIMEDOUT)
 			}
 			continue
 		}
 		last = clock()
-		deadline = time.Now().Add(timeout)
+		deadline = time.Now().Add(r.Timeout)
 		if rcnt == 0 {
 			first = last
 		}
 		for _, w := range wc[:n] {
 			if w.Status != rdma.WCSuccess {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, iters, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr})
+				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr})
 			}
+			q := int(w.WRID)
+			if q >= len(got) {
+				return BWTiming{}, fmt.Errorf("receive %d of %d: a completion for QP %d of %d", rcnt+1, total, q, len(got))
+			}
+			got[q]++
 			rcnt++
+			if got[q]+r.RxDepth <= r.Iters {
+				repost[q]++
+			}
 		}
-		if more := min(n, iters-(rcnt-n)-rxDepth); more > 0 {
-			if err := ep.PostRecvs(more, sge); err != nil {
-				return BWTiming{}, err
+		for q, k := range repost[:len(got)] {
+			if k > 0 {
+				if err := ep.PostRecvs(q, k, r.SGEs[q]); err != nil {
+					return BWTiming{}, err
+				}
+				repost[q] = 0
 			}
 		}
 	}
-	return BWTiming{Size: uint64(size), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
+	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
 }
 
 func opcodeName(t Test) string {

@@ -83,6 +83,7 @@ func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, erro
 	for i := 0; i < max(c.QPs, 1); i++ {
 		e.qpns = append(e.qpns, f.next)
 		e.peers = append(e.peers, 0)
+		e.recvs = append(e.recvs, nil)
 		f.eps[f.next] = e
 		f.next++
 	}
@@ -99,7 +100,7 @@ type fakeEndpoint struct {
 	recv    *fakeCQ
 	txDepth int
 	rts     bool
-	recvs   []rdma.SGE // posted receives, oldest first
+	recvs   [][]rdma.SGE // posted receives per QP, oldest first
 }
 
 func (e *fakeEndpoint) QPN(i int) uint32 { return e.qpns[i] }
@@ -128,11 +129,14 @@ func (e *fakeEndpoint) Close() error {
 	return nil
 }
 
-func (e *fakeEndpoint) PostRecvs(n int, sge rdma.SGE) error {
+func (e *fakeEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
+	if qp < 0 || qp >= len(e.recvs) {
+		return fmt.Errorf("receives on QP %d of %d", qp, len(e.recvs))
+	}
 	for i := 0; i < n; i++ {
-		e.recvs = append(e.recvs, sge)
+		e.recvs[qp] = append(e.recvs[qp], sge)
 	}
 	return nil
 }
@@ -163,18 +167,19 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 	status := rdma.WCSuccess
 	switch wr.Op {
 	case rdma.WRSend:
-		if len(peer.recvs) == 0 || e.f.dropRecvs {
+		q := slices.Index(peer.qpns, e.peers[0])
+		if len(peer.recvs[q]) == 0 || e.f.dropRecvs {
 			status = rdma.WCRNRRetryErr
 			break
 		}
-		r := peer.recvs[0]
-		peer.recvs = peer.recvs[1:]
+		r := peer.recvs[q][0]
+		peer.recvs[q] = peer.recvs[q][1:]
 		dst, err := peer.span(r.Addr, r.Len)
 		if err != nil {
 			return err
 		}
 		copy(dst, local)
-		peer.recv.push(rdma.WC{Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
+		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
 	case rdma.WRRDMAWrite, rdma.WRRDMARead:
 		remote, err := peer.span(wr.RemoteAddr, wr.Local.Len)
 		if err != nil || wr.RKey != peer.RKey() {
@@ -227,12 +232,24 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	for i := 0; i < total; i++ {
 		s.Posted[i], s.Completed[i] = int64(i)*1e6, int64(i+1)*1e6
 	}
-	if s.Op == rdma.WRSend { // the receiver's completions (RNR retries always win)
-		e.f.mu.Lock()
-		peer.recvs = peer.recvs[min(s.Iters, len(peer.recvs)):]
-		e.f.mu.Unlock()
-		for i := 0; i < s.Iters; i++ {
-			peer.recv.push(rdma.WC{Status: rdma.WCSuccess, ByteLen: s.Targets[0].Local.Len})
+	if s.Op == rdma.WRSend { // the receivers' completions (RNR retries win once one is posted)
+		for i := range s.Targets {
+			e.f.mu.Lock()
+			q := slices.Index(peer.qpns, e.peers[i])
+			if len(peer.recvs[q]) == 0 {
+				e.f.mu.Unlock()
+				return rdma.StreamResult{}, &rdma.WCError{Status: rdma.WCRNRRetryErr}
+			}
+			span := uint64(len(peer.buf) / len(peer.qpns))
+			if at := (peer.recvs[q][0].Addr - peer.addr) / span; at != uint64(q) {
+				e.f.mu.Unlock()
+				return rdma.StreamResult{}, fmt.Errorf("the peer's QP %d receives into the span of its QP %d", q, at)
+			}
+			peer.recvs[q] = peer.recvs[q][min(s.Iters, len(peer.recvs[q])):]
+			e.f.mu.Unlock()
+			for range s.Iters {
+				peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: s.Targets[i].Local.Len})
+			}
 		}
 	}
 	return rdma.StreamResult{Completed: uint64(total)}, nil
@@ -339,7 +356,7 @@ func (e *fakeEndpoint) SendPingPong(p rdma.SendPingPong) error {
 			}
 			rcnt++
 			if rcnt+p.RxDepth <= p.Iters {
-				e.PostRecvs(1, p.Recv)
+				e.PostRecvs(0, 1, p.Recv)
 			}
 		}
 		if scnt < p.Iters {

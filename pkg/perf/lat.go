@@ -10,7 +10,7 @@ func (s *session) runSendLat() error {
 	}
 	WriteLatTableHead(s.out, s.r.Duration > 0)
 	for _, size := range s.r.Sizes {
-		if err := s.ep.PostRecvs(s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
+		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
 			return err
 		}
 		if err := s.sync(); err != nil { // both have receives posted

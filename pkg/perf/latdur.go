@@ -148,7 +148,7 @@ func (g *pinger) sendFor(p PingPong, c *durClock) error {
 			now := time.Now()
 			c.begin(now)
 			c.count(now)
-			if err := g.ep.PostRecvs(1, recvSGE); err != nil {
+			if err := g.ep.PostRecvs(0, 1, recvSGE); err != nil {
 				return err
 			}
 		}

@@ -67,8 +67,8 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.QPs < 1 || r.QPs > rdma.MaxPerfQPs {
 		return r, fmt.Errorf("-q %d: the number of QPs must be 1 to %d", r.QPs, rdma.MaxPerfQPs)
 	}
-	if r.QPs > 1 && o.Test != WriteBW && o.Test != ReadBW {
-		return r, fmt.Errorf("-q %d: only write_bw and read_bw run several QPs; use -q 1 for %s", r.QPs, o.Test)
+	if r.QPs > 1 && o.Test.Latency() {
+		return r, fmt.Errorf("-q %d: only the bandwidth tests run several QPs; use -q 1 for %s", r.QPs, o.Test)
 	}
 	if r.Size == 0 {
 		r.Size = defSizeBW

@@ -81,7 +81,7 @@ func (g *pinger) send(p PingPong) ([]int64, error) {
 			}
 			rcnt++
 			if rcnt+p.RxDepth <= p.Iters {
-				if err := g.ep.PostRecvs(1, recvSGE); err != nil {
+				if err := g.ep.PostRecvs(0, 1, recvSGE); err != nil {
 					return nil, err
 				}
 			}

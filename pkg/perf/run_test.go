@@ -158,11 +158,12 @@ func TestSendLatNoReceiveHint(t *testing.T) {
 	}
 }
 
-// TestWriteBWTwoQPs: -q 2 exchanges and prints a record per QP, streams on
-// both QPs (each into its own peer QP's span) and reports iters × QPs
-// messages, as ib_write_bw -q 2.
-func TestWriteBWTwoQPs(t *testing.T) {
-	for _, test := range []Test{WriteBW, ReadBW} {
+// TestBWTwoQPs: -q 2 exchanges and prints a record per QP, streams on
+// both QPs (each into its own peer QP's span, where send_bw's server posts
+// the QP's receives) and reports iters × QPs messages on both sides, as
+// perftest's bandwidth tests with -q 2.
+func TestBWTwoQPs(t *testing.T) {
+	for _, test := range []Test{WriteBW, ReadBW, SendBW} {
 		v := newFakeStack()
 		srv, cli, serr, cerr := runPair(t, v, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2})
 		if serr != nil || cerr != nil {
@@ -186,13 +187,15 @@ func TestWriteBWTwoQPs(t *testing.T) {
 }
 
 func TestResolveQPs(t *testing.T) {
-	for _, o := range []Options{{Test: SendLat, QPs: 2}, {Test: SendBW, QPs: 2}, {Test: WriteBW, QPs: 17}, {Test: WriteBW, QPs: -1}} {
+	for _, o := range []Options{{Test: SendLat, QPs: 2}, {Test: ReadLat, QPs: 2}, {Test: WriteBW, QPs: 17}, {Test: WriteBW, QPs: -1}} {
 		if _, err := o.Resolve(); err == nil || !strings.Contains(err.Error(), "-q") {
 			t.Errorf("%s -q %d: got %v, want a -q error", o.Test, o.QPs, err)
 		}
 	}
-	if r, err := (Options{Test: ReadBW, QPs: 4}).Resolve(); err != nil || r.QPs != 4 {
-		t.Errorf("read_bw -q 4: %+v, %v", r.QPs, err)
+	for _, tst := range []Test{ReadBW, SendBW} {
+		if r, err := (Options{Test: tst, QPs: 4}).Resolve(); err != nil || r.QPs != 4 {
+			t.Errorf("%s -q 4: %+v, %v", tst, r.QPs, err)
+		}
 	}
 }
 

@@ -43,7 +43,7 @@ const MaxPerfQPs = 16
 // PerfEndpoint is RC QPs, their CQs and a registered buffer (access:
 // local write, remote write and read). The QPs are in INIT; the caller
 // brings each to RTS with its peer's values. The single-message verbs
-// (PostSend, PostRecvs, SendPingPong) use QP 0.
+// (PostSend, SendPingPong) use QP 0.
 type PerfEndpoint interface {
 	// QPN is the number of QP qp (0 … QPs-1).
 	QPN(qp int) uint32
@@ -58,8 +58,9 @@ type PerfEndpoint interface {
 	SendCQ() CQ
 	RecvCQ() CQ
 	PostSend(wr SendWR) error
-	// PostRecvs posts n receives of sge, several per call.
-	PostRecvs(n int, sge SGE) error
+	// PostRecvs posts n receives of sge on QP qp, several per call; their
+	// work request ID is qp, so that a receive's completion names its QP.
+	PostRecvs(qp, n int, sge SGE) error
 	// Stream is a bandwidth test's active side in one call: see Stream.
 	Stream(s Stream) (StreamResult, error)
 	// SendPingPong is send_lat's loop with busy polling in one call: see
