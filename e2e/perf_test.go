@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +237,34 @@ func TestSinglePerfTwoQPs(t *testing.T) {
 
 // durRow is perftest's duration latency row (REPORT_FMT_LAT_DUR).
 var durRow = regexp.MustCompile(`(?m)^ (\d+) +([1-9]\d*) +(\d+\.\d\d) +(\d+\.\d\d) *$`)
+
+// TestSinglePerfBWDuration: -D 4 for write_bw and send_bw (one QP and
+// two) against the real perftest, each tool in each role: both exit 0 and
+// print a row with messages counted. send_bw's server counts its own, and
+// both sides count only perftest's sample window (the 2 s between 1 s
+// margins), so their counts agree within a quarter.
+func TestSinglePerfBWDuration(t *testing.T) {
+	requireRole(t, "single")
+	for _, c := range []struct{ test, qps string }{{"write_bw", "1"}, {"send_bw", "1"}, {"send_bw", "2"}} {
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(c.test+"/q"+c.qps+"/"+roles[0]+"-server", func(t *testing.T) {
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-D", "4", "-q", c.qps)
+				checkPerf(t, c.test, srv, cli)
+				counts := map[string]float64{}
+				for side, r := range map[string]result{"server": srv, "client": cli} {
+					m := bwRow.FindStringSubmatch(r.Stdout)
+					if m == nil || m[2] == "0" {
+						t.Fatalf("%s's row counts no messages: %q\n%s", side, m, r.Stdout)
+					}
+					counts[side], _ = strconv.ParseFloat(m[2], 64)
+				}
+				if r := counts["client"] / counts["server"]; r < 0.75 || r > 1.25 {
+					t.Errorf("the client counted %.0f messages, the server %.0f: not the same window\nserver:\n%s\nclient:\n%s", counts["client"], counts["server"], srv.Stdout, cli.Stdout)
+				}
+			})
+		}
+	}
+}
 
 // TestSinglePerfLatencyDuration: -D 4 for the three latency tests against
 // the real perftest, each tool in each role: both print the duration

@@ -112,7 +112,7 @@ struct pf_run {
 	uint32_t rkey[PF_MAX_QPS];
 	uint32_t len, lkey;
 	int64_t iters;      // per QP; 0 with duration_ns
-	int64_t duration_ns;
+	int64_t duration_ns, margin_ns;
 	int tx_depth, cq_mod, idle_ms;
 	// out
 	int64_t done, first, last;
@@ -148,9 +148,18 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	int64_t iters = timed ? INT64_MAX : r->iters, tot = timed ? INT64_MAX : r->iters * r->nqp;
 	int64_t totscnt = 0, totccnt = 0;
 	int64_t end = clk->ns0 + r->duration_ns;
+	// With a duration only the sample window counts: completions seen
+	// while the last look at the clock fell in it.
+	int64_t win_from = clk->ns0 + r->margin_ns, win_to = end - r->margin_ns;
+	int in_window = r->margin_ns <= 0;
+	int64_t win_done = 0;
 	int64_t deadline = clk->ns0 + (int64_t)r->idle_ms * 1000000;
-	unsigned spins = 0;
-	int stop = 0, progressed = 0;
+	// With a duration the clock is read after every poll that took
+	// completions (a full pipe under emulation keeps every poll full, so
+	// counting passes alone let 1024 completions by between reads) and
+	// every 64th pass otherwise.
+	unsigned spins = 0, passes = 0;
+	int stop = 0, progressed = 0, look = 1;
 	r->first = clk->ticks0;
 	r->last = clk->ticks0;
 	for (;;) {
@@ -167,8 +176,12 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				totscnt++;
 			}
 		}
-		if (timed && !stop && ++spins % 64 == 0 && pf_now_ns() >= end)
-			stop = 1;
+		if (timed && !stop && (look || ++passes % 64 == 0)) {
+			look = 0;
+			int64_t t = pf_now_ns();
+			stop = t >= end;
+			in_window = t >= win_from && t < win_to;
+		}
 		if (timed && stop) {
 			// Requests after a QP's last signalled one complete unseen.
 			int drained = 1;
@@ -196,8 +209,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			continue;
 		}
 		progressed = 1;
+		look = 1;
 		int64_t now = pf_ticks();
-		r->last = now;
 		for (int i = 0; i < ne; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				r->bad_status = wc[i].status;
@@ -209,13 +222,19 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			int64_t n = (int64_t)(wc[i].wr_id & 0xffffffffffffULL) + 1;
 			if (q >= r->nqp || n <= ccnt[q])
 				continue;
+			if (timed && in_window) {
+				if (win_done == 0)
+					r->first = now;
+				win_done += n - ccnt[q];
+				r->last = now;
+			}
 			totccnt += n - ccnt[q];
 			ccnt[q] = n;
 			if (!timed)
 				completed[totccnt - 1] = now;
 		}
 	}
-	r->done = totccnt;
+	r->done = timed ? win_done : totccnt;
 	return 0;
 }
 
@@ -469,7 +488,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	}
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len), lkey: C.uint32_t(s.Targets[0].Local.LKey),
-		duration_ns: C.int64_t(s.Duration), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
+		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
 		idle_ms: timeoutMillis(s.Idle),
 	}
 	for i, t := range s.Targets {

@@ -93,7 +93,14 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			t, err := receive(s.ep, s.clock, recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, SGEs: sges, Timeout: s.r.Timeout})
+			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, SGEs: sges, Timeout: s.r.Timeout}
+			var t BWTiming
+			var err error
+			if s.r.Duration > 0 {
+				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration)
+			} else {
+				t, err = receive(s.ep, s.clock, run)
+			}
 			if err != nil {
 				return s.dataErr(err)
 			}

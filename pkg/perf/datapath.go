@@ -49,6 +49,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
+		Margin: durMargin(s.Duration),
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
@@ -128,6 +129,67 @@ func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, err
 		}
 	}
 	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
+}
+
+// receiveFor is send_bw's server with -D: it takes messages for d from the
+// first one, as perftest's alarm does, re-posting every receive, and
+// counts those of the sample window (see durClock) between the clock at
+// the window's first and last message.
+func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d time.Duration) (BWTiming, error) {
+	cq := ep.RecvCQ()
+	var wc [16]rdma.WC
+	var repost [rdma.MaxPerfQPs]int
+	dc := newDurClock(d)
+	var first, last int64
+	deadline := time.Now().Add(r.Timeout)
+	for spins := 0; ; spins++ {
+		n, err := cq.Poll(wc[:])
+		if err != nil {
+			return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
+		}
+		if n == 0 {
+			if spins&0xfff == 0xfff {
+				now := time.Now()
+				if dc.tick(now) == durEnd {
+					break
+				}
+				if dc.start.IsZero() && now.After(deadline) {
+					return BWTiming{}, fmt.Errorf("receive the first message: %w", syscall.ETIMEDOUT)
+				}
+			}
+			continue
+		}
+		now := time.Now()
+		dc.begin(now)
+		for _, w := range wc[:n] {
+			if w.Status != rdma.WCSuccess {
+				return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr})
+			}
+			q := int(w.WRID)
+			if q >= len(r.SGEs) {
+				return BWTiming{}, fmt.Errorf("receive after %d: a completion for QP %d of %d", dc.iters, q, len(r.SGEs))
+			}
+			repost[q]++
+			if dc.tick(now) == durSample {
+				if last = clock(); dc.iters == 0 {
+					first = last
+				}
+				dc.iters++
+			}
+		}
+		for q, k := range repost[:len(r.SGEs)] {
+			if k > 0 {
+				if err := ep.PostRecvs(q, k, r.SGEs[q]); err != nil {
+					return BWTiming{}, err
+				}
+				repost[q] = 0
+			}
+		}
+		if dc.state == durEnd {
+			break
+		}
+	}
+	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: dc.iters, NoPeak: true}, nil
 }
 
 func opcodeName(t Test) string {

@@ -227,7 +227,20 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	}
 	if s.Duration > 0 {
 		n := uint64(s.Duration / time.Millisecond)
-		return rdma.StreamResult{Completed: n, First: 0, Last: int64(n) * 1e6}, nil
+		if s.Op == rdma.WRSend {
+			// A message on each QP every millisecond, in real time: the
+			// receiver's sample window runs on the wall clock.
+			for range n {
+				for i := range s.Targets {
+					e.f.mu.Lock()
+					q := slices.Index(peer.qpns, e.peers[i])
+					e.f.mu.Unlock()
+					peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: s.Targets[i].Local.Len})
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return rdma.StreamResult{Completed: n * uint64(len(s.Targets)), First: 0, Last: int64(n) * 1e6}, nil
 	}
 	for i := 0; i < total; i++ {
 		s.Posted[i], s.Completed[i] = int64(i)*1e6, int64(i+1)*1e6

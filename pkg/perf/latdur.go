@@ -36,8 +36,12 @@ type durClock struct {
 }
 
 func newDurClock(d time.Duration) *durClock {
-	secs := int(d / time.Second)
-	return &durClock{margin: time.Duration(secs/4) * time.Second, total: d}
+	return &durClock{margin: durMargin(d), total: d}
+}
+
+// durMargin is perftest's margin for -D: a quarter of the whole seconds.
+func durMargin(d time.Duration) time.Duration {
+	return time.Duration(int(d/time.Second)/4) * time.Second
 }
 
 func (c *durClock) begin(now time.Time) {

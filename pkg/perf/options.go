@@ -88,9 +88,6 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Duration > 0 && r.All {
 		return r, fmt.Errorf("-D with -a: a duration run measures one size; give -s or drop -D")
 	}
-	if r.Duration > 0 && o.Test == SendBW {
-		return r, fmt.Errorf("-D: send_bw runs -n iterations only for now; give -n")
-	}
 	if r.Iters < 5 {
 		return r, fmt.Errorf("-n %d: at least 5 iterations", r.Iters)
 	}

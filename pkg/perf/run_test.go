@@ -199,6 +199,23 @@ func TestResolveQPs(t *testing.T) {
 	}
 }
 
+// TestSendBWDuration: send_bw -D on two QPs: the client streams for the
+// duration, the server receives on both QPs from its first message for
+// the duration (re-posting as they arrive) and each prints a row.
+func TestSendBWDuration(t *testing.T) {
+	v := newFakeStack()
+	srv, cli, serr, cerr := runPair(t, v, Options{Test: SendBW, GIDIndex: 1, IBPort: 1, Duration: time.Second, QPs: 2})
+	if serr != nil || cerr != nil {
+		t.Fatalf("server %v, client %v", serr, cerr)
+	}
+	row := regexp.MustCompile(`(?m)^ 65536      ([1-9]\d*) `)
+	for side, out := range map[string]string{"server": srv, "client": cli} {
+		if !row.MatchString(out) || !strings.HasSuffix(out, resultLine) {
+			t.Errorf("%s printed no row of messages counted:\n%s", side, out)
+		}
+	}
+}
+
 // TestLatencyDuration: -D runs each latency test for the duration and
 // prints perftest's duration table (t_avg and tps) on both sides.
 func TestLatencyDuration(t *testing.T) {

@@ -80,7 +80,9 @@ type PerfEndpoint interface {
 // completions are taken per ibv_poll_cq.
 //
 // With Duration set it runs for that long instead and reports only the
-// first post, the last completion and the count. Otherwise Posted[k] and
+// completions of its sample window, from Margin after the start to Margin
+// before the end (perftest's): their count and the stamps of the first
+// and the last. Otherwise Posted[k] and
 // Completed[k] receive monotonic nanosecond stamps (only differences mean
 // anything) of the k-th post and of the completion that brought the
 // number completed to k+1, over all QPs; both must hold Iters×QPs
@@ -92,6 +94,7 @@ type Stream struct {
 	TxDepth   int
 	CQMod     int
 	Duration  time.Duration
+	Margin    time.Duration
 	Idle      time.Duration
 	Posted    []int64
 	Completed []int64
@@ -106,7 +109,8 @@ type StreamTarget struct {
 }
 
 // StreamResult is how far a Stream got: Completed requests, and with
-// Duration the stamps of its first post and its last completion.
+// Duration those of the sample window and the stamps of its first and
+// last completion.
 type StreamResult struct {
 	Completed   uint64
 	First, Last int64
