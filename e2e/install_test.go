@@ -29,6 +29,12 @@ func TestSingleInstallDeb(t *testing.T) {
 	if filepath.Base(deb) != "rdmactl_0.1.0+2.gabc1234_amd64.deb" {
 		t.Errorf("package file %s, want rdmactl_0.1.0+2.gabc1234_amd64.deb", filepath.Base(deb))
 	}
+	// An untagged tree's describe is a bare commit, one that may start with
+	// a digit: never a version number.
+	untagged := sh(t, 5*time.Minute, "DEB_COMPRESS=none ../packaging/mkdeb.sh "+rdmactl+" 286307a "+t.TempDir())
+	if base := filepath.Base(strings.TrimSpace(untagged.Stdout)); untagged.Code != 0 || !strings.HasPrefix(base, "rdmactl_0.0.0~git") {
+		t.Errorf("mkdeb.sh with the untagged version 286307a: exit %d, package %q, want rdmactl_0.0.0~git…\n%s", untagged.Code, base, untagged.Stderr)
+	}
 	fields := run(t, time.Minute, "dpkg-deb", "-f", deb, "Depends", "Recommends")
 	for _, want := range []string{"libibverbs1", "librdmacm1", "ibverbs-providers", "Recommends: kmod, iptables"} {
 		if !strings.Contains(fields.Stdout, want) {

@@ -10,10 +10,11 @@ repo=$(dirname "$here")
 
 # Debian versions start with a digit and use - only before the revision:
 # v0.1.0 -> 0.1.0, v0.1.0-3-gabc1234-dirty -> 0.1.0+3.gabc1234.dirty; an
-# untagged tree is 0.0.0~git.
+# untagged tree (git describe gives the bare commit, which may start with a
+# digit) is 0.0.0~git.
 version=${version#v}
 case $version in
-[0-9]*) version=$(tr - . <<<"$version" | sed 's/\./+/3') ;;
+[0-9]*.[0-9]*) version=$(tr - . <<<"$version" | sed 's/\./+/3') ;;
 *) version=0.0.0~git$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) ;;
 esac
 arch=$(dpkg --print-architecture)
