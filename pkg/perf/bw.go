@@ -78,13 +78,11 @@ func (s *session) runSendBW() error {
 	for _, size := range s.r.Sizes {
 		// QP q receives into its span's second half, as write_bw's
 		// QPs are written.
-		sges := make([]rdma.SGE, s.r.QPs)
-		for q := range sges {
-			sges[q] = sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size)
-			if server {
-				if err := s.ep.PostRecvs(q, s.r.RxDepth, sges[q]); err != nil {
-					return err
-				}
+		var sges []rdma.SGE
+		for q := 0; server && q < s.r.QPs; q++ {
+			sges = append(sges, sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size))
+			if err := s.ep.PostRecvs(q, s.r.RxDepth, sges[q]); err != nil {
+				return err
 			}
 		}
 		if err := s.sync(); err != nil { // receives are posted

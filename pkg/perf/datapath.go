@@ -78,16 +78,47 @@ type recvRun struct {
 	Timeout        time.Duration // the longest wait for any message
 }
 
+// reposts gathers, per QP, the receives to post again after a poll, so
+// that a QP gets one post call per poll.
+type reposts struct {
+	sges []rdma.SGE
+	due  [rdma.MaxPerfQPs]int
+}
+
+// qpOf checks a receive's completion and names its QP, its work request ID.
+func (p *reposts) qpOf(w rdma.WC) (int, error) {
+	if w.Status != rdma.WCSuccess {
+		return 0, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
+	}
+	if q := int(w.WRID); q < len(p.sges) {
+		return q, nil
+	}
+	return 0, fmt.Errorf("a completion for QP %d of %d", w.WRID, len(p.sges))
+}
+
+// post posts the receives due and clears them.
+func (p *reposts) post(ep rdma.PerfEndpoint) error {
+	for q, k := range p.due[:len(p.sges)] {
+		if k > 0 {
+			if err := ep.PostRecvs(q, k, p.sges[q]); err != nil {
+				return err
+			}
+			p.due[q] = 0
+		}
+	}
+	return nil
+}
+
 // receive takes the messages of r on the receive CQ the QPs share,
-// re-posting a receive on a message's QP (its work request ID) while more
-// are due there, and times the first and the last.
+// re-posting a receive on a message's QP while more are due there, and
+// times the first and the last.
 func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, error) {
 	cq := ep.RecvCQ()
 	var wc [16]rdma.WC
 	var first, last int64
 	total, rcnt := r.Iters*len(r.SGEs), 0
 	got := make([]int, len(r.SGEs))
-	var repost [rdma.MaxPerfQPs]int
+	re := reposts{sges: r.SGEs}
 	deadline := time.Now().Add(r.Timeout)
 	for spins := 0; rcnt < total; spins++ {
 		n, err := cq.Poll(wc[:])
@@ -106,26 +137,18 @@ func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, err
 			first = last
 		}
 		for _, w := range wc[:n] {
-			if w.Status != rdma.WCSuccess {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr})
-			}
-			q := int(w.WRID)
-			if q >= len(got) {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: a completion for QP %d of %d", rcnt+1, total, q, len(got))
+			q, err := re.qpOf(w)
+			if err != nil {
+				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, err)
 			}
 			got[q]++
 			rcnt++
 			if got[q]+r.RxDepth <= r.Iters {
-				repost[q]++
+				re.due[q]++
 			}
 		}
-		for q, k := range repost[:len(got)] {
-			if k > 0 {
-				if err := ep.PostRecvs(q, k, r.SGEs[q]); err != nil {
-					return BWTiming{}, err
-				}
-				repost[q] = 0
-			}
+		if err := re.post(ep); err != nil {
+			return BWTiming{}, err
 		}
 	}
 	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
@@ -138,11 +161,11 @@ func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, err
 func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d time.Duration) (BWTiming, error) {
 	cq := ep.RecvCQ()
 	var wc [16]rdma.WC
-	var repost [rdma.MaxPerfQPs]int
+	re := reposts{sges: r.SGEs}
 	dc := newDurClock(d)
 	var first, last int64
 	deadline := time.Now().Add(r.Timeout)
-	for spins := 0; ; spins++ {
+	for spins := 0; dc.state != durEnd; spins++ {
 		n, err := cq.Poll(wc[:])
 		if err != nil {
 			return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
@@ -150,9 +173,7 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d time.Dura
 		if n == 0 {
 			if spins&0xfff == 0xfff {
 				now := time.Now()
-				if dc.tick(now) == durEnd {
-					break
-				}
+				dc.tick(now)
 				if dc.start.IsZero() && now.After(deadline) {
 					return BWTiming{}, fmt.Errorf("receive the first message: %w", syscall.ETIMEDOUT)
 				}
@@ -161,32 +182,22 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d time.Dura
 		}
 		now := time.Now()
 		dc.begin(now)
+		before := dc.iters
 		for _, w := range wc[:n] {
-			if w.Status != rdma.WCSuccess {
-				return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr})
+			q, err := re.qpOf(w)
+			if err != nil {
+				return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
 			}
-			q := int(w.WRID)
-			if q >= len(r.SGEs) {
-				return BWTiming{}, fmt.Errorf("receive after %d: a completion for QP %d of %d", dc.iters, q, len(r.SGEs))
-			}
-			repost[q]++
-			if dc.tick(now) == durSample {
-				if last = clock(); dc.iters == 0 {
-					first = last
-				}
-				dc.iters++
+			re.due[q]++
+			dc.count(now)
+		}
+		if dc.iters > before {
+			if last = clock(); before == 0 {
+				first = last
 			}
 		}
-		for q, k := range repost[:len(r.SGEs)] {
-			if k > 0 {
-				if err := ep.PostRecvs(q, k, r.SGEs[q]); err != nil {
-					return BWTiming{}, err
-				}
-				repost[q] = 0
-			}
-		}
-		if dc.state == durEnd {
-			break
+		if err := re.post(ep); err != nil {
+			return BWTiming{}, err
 		}
 	}
 	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: dc.iters, NoPeak: true}, nil
