@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"strconv"
+	"strings"
 )
 
 // SchemaVersion is the version of rdmactl's JSON contract (docs/json.md).
@@ -16,7 +16,7 @@ const SchemaVersion = 2
 
 // maxExactInt is 2^53: integers beyond it lose precision in JavaScript
 // and in jq, so the contract carries them as decimal strings.
-var maxExactInt = new(big.Int).Lsh(big.NewInt(1), 53)
+const maxExactInt = 1 << 53
 
 // EncodeDocument writes v as one rdmactl JSON document: schema_version
 // first, then v's own members in their declared order, integers whose
@@ -122,10 +122,23 @@ func appendString(out []byte, s string) []byte {
 }
 
 func appendNumber(out []byte, n json.Number) []byte {
-	if i, ok := new(big.Int).SetString(string(n), 10); ok && new(big.Int).Abs(i).Cmp(maxExactInt) > 0 {
+	if beyondExactInt(string(n)) {
 		return strconv.AppendQuote(out, string(n))
 	}
 	return append(out, n...)
+}
+
+// beyondExactInt reports whether the JSON number s is an integer whose
+// magnitude exceeds 2^53; one too large for int64 is beyond it too.
+func beyondExactInt(s string) bool {
+	if strings.ContainsAny(s, ".eE") {
+		return false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return i > maxExactInt || i < -maxExactInt
 }
 
 // ErrorBody is every document's error member: the top-level one of a

@@ -109,3 +109,20 @@ func FuzzEncodeDocument(f *testing.F) {
 		}
 	})
 }
+
+func TestBeyondExactInt(t *testing.T) {
+	for s, want := range map[string]bool{
+		"9007199254740992":      false,
+		"9007199254740993":      true,
+		"-9007199254740992":     false,
+		"-9007199254740993":     true,
+		"-99999999999999999999": true,
+		"1e300":                 false, // a float is never quoted
+		"9007199254740993.0":    false,
+		"0":                     false,
+	} {
+		if got := beyondExactInt(s); got != want {
+			t.Errorf("beyondExactInt(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
