@@ -93,17 +93,23 @@ func (s *server) stop() result {
 // rss is the resident set of pid in KiB.
 func rss(t *testing.T, pid int) int {
 	t.Helper()
+	return procStatusKiB(t, pid, "VmRSS")
+}
+
+// procStatusKiB is a KiB field of /proc/pid/status (VmRSS, VmHWM).
+func procStatusKiB(t *testing.T, pid int, field string) int {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
 			n, _ := strconv.Atoi(f[1])
 			return n
 		}
 	}
-	t.Fatalf("no VmRSS for %d", pid)
+	t.Fatalf("no %s for %d", field, pid)
 	return 0
 }
 
