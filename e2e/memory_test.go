@@ -34,20 +34,9 @@ func TestSinglePingPersistentServerMemory(t *testing.T) {
 	waitListening(t, port)
 	pid := srv.cmd.Process.Pid
 
-	// rping-protocol clients in this process: a new connection each,
-	// without the second a process start costs under emulation.
-	ping1 := func() error {
-		var out, errOut bytes.Buffer
-		o := &ping.Options{CM: cgoverbs.Stack{}, Mode: ping.ModeClient, Addr: "10.9.0.1", Port: port, Count: 10, Size: ping.DefaultSize,
-			Validate: true, Timeout: 30 * time.Second, Out: &out, ErrOut: &errOut}
-		if err := ping.Run(o); err != nil {
-			return fmt.Errorf("%v: %s%s", err, out.String(), errOut.String())
-		}
-		return nil
-	}
 	var peak1, warm int
 	for i := 1; i <= 100; i++ {
-		if err := ping1(); err != nil {
+		if err := pingInProcess(port, 10); err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}
 		switch i {
@@ -65,6 +54,20 @@ func TestSinglePingPersistentServerMemory(t *testing.T) {
 	if end > warm+512 {
 		t.Errorf("RSS grew from %d KiB (50 clients) to %d KiB (100 clients)", warm, end)
 	}
+}
+
+// pingInProcess is one rping-protocol client of 10.9.0.1:port in this
+// process: a new connection (QP, cm_id, buffers on the server) without the
+// second or so that starting a process with libibverbs costs under
+// emulation.
+func pingInProcess(port, count int) error {
+	var out, errOut bytes.Buffer
+	o := &ping.Options{CM: cgoverbs.Stack{}, Mode: ping.ModeClient, Addr: "10.9.0.1", Port: port, Count: count, Size: ping.DefaultSize,
+		Validate: true, Timeout: 30 * time.Second, Out: &out, ErrOut: &errOut}
+	if err := ping.Run(o); err != nil {
+		return fmt.Errorf("%v: %s%s", err, out.String(), errOut.String())
+	}
+	return nil
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -16,9 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
-	"github.com/rdmactl/rdmactl/pkg/ping"
 )
 
 // smokeDoc is the part of `rdmactl smoke --json` the tests read.
@@ -269,23 +265,12 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	const cmPort, tcpPort = 7190, 19890
 	s := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
 	pid := s.cmd.Process.Pid
-	// The clients in a row are rping-protocol clients in this process: a
-	// new connection each (QP, cm_id, buffers on the server), without the
-	// second or so that starting a process with libibverbs costs under
-	// emulation. The real rping is the client in the tests above.
-	ping1 := func() error {
-		var out, errOut bytes.Buffer
-		o := &ping.Options{CM: cgoverbs.Stack{}, Mode: ping.ModeClient, Addr: "10.9.0.1", Port: cmPort, Count: 1, Size: ping.DefaultSize,
-			Validate: true, Timeout: 30 * time.Second, Out: &out, ErrOut: &errOut}
-		if err := ping.Run(o); err != nil {
-			return fmt.Errorf("%v: %s%s", err, out.String(), errOut.String())
-		}
-		return nil
-	}
+	// The clients in a row run in this process (pingInProcess); the real
+	// rping is the client in the tests above.
 	early, warm := 0, 0
 	begin := time.Now()
 	for i := 0; i < 100; i++ {
-		if err := ping1(); err != nil {
+		if err := pingInProcess(cmPort, 1); err != nil {
 			t.Fatalf("sequential client %d: %v", i, err)
 		}
 		switch i {
