@@ -27,8 +27,9 @@ type Result struct {
 	CQMod     int         `json:"cq_moderation,omitempty"`
 	OutReads  int         `json:"outstanding_reads,omitempty"`
 	BusyPoll  bool        `json:"busy_poll"`
-	Local     JSONDest    `json:"local"`
+	Local     JSONDest    `json:"local"` // QP 0's, as perftest prints first
 	Remote    JSONDest    `json:"remote"`
+	QPPairs   []QPPair    `json:"qp_pairs"` // every QP's, in order (-q)
 	BWUnit    string      `json:"bw_unit,omitempty"`
 	Bandwidth []BWRow     `json:"bandwidth,omitempty"`
 	Latency   []LatReport `json:"latency,omitempty"`
@@ -47,6 +48,12 @@ type JSONDest struct {
 	RKey  uint32 `json:"rkey"`
 	VAddr string `json:"addr"` // hex, as demo's records
 	GID   string `json:"gid,omitempty"`
+}
+
+// QPPair is one QP's records and its peer's.
+type QPPair struct {
+	Local  JSONDest `json:"local"`
+	Remote JSONDest `json:"remote"`
 }
 
 // BWRow is one bandwidth line of the table.
@@ -122,6 +129,9 @@ func (res *Result) addCPU(d cpuTimes, iters uint64) {
 func (res *Result) complete() {
 	if s := res.sess; s != nil {
 		res.Local, res.Remote = jsonDest(s.local, s.withGID), jsonDest(s.remote, s.withGID)
+		for i := range s.locals {
+			res.QPPairs = append(res.QPPairs, QPPair{jsonDest(s.locals[i], s.withGID), jsonDest(s.remotes[i], s.withGID)})
+		}
 	}
 	res.OK = true
 }

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net"
 	"regexp"
@@ -182,6 +183,32 @@ func TestBWTwoQPs(t *testing.T) {
 			if !strings.Contains(out, " 65536      100 ") {
 				t.Errorf("%s %s row should count 2 × 50 messages:\n%s", test, side, out)
 			}
+		}
+	}
+}
+
+// TestJSONTwoQPs: with -q 2 the document lists both QPs' records, each
+// side's local QP the other's remote, QP 0's also as local/remote.
+func TestJSONTwoQPs(t *testing.T) {
+	srv, cli, serr, cerr := runPair(t, newFakeStack(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2, JSON: true})
+	if serr != nil || cerr != nil {
+		t.Fatalf("server %v, client %v", serr, cerr)
+	}
+	var docs [2]Result
+	for i, out := range []string{srv, cli} {
+		if err := schema.Validate("perf", []byte(out)); err != nil {
+			t.Errorf("against its schema: %v\n%s", err, out)
+		}
+		if err := json.Unmarshal([]byte(out), &docs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if d := docs[i]; len(d.QPPairs) != 2 || d.QPPairs[0].Local != d.Local || d.QPPairs[0].Remote != d.Remote || d.QPPairs[0].Local.QPN == d.QPPairs[1].Local.QPN {
+			t.Errorf("qp_pairs should hold two distinct QPs, the first as local/remote:\n%s", out)
+		}
+	}
+	for i := range 2 {
+		if s, c := docs[0].QPPairs[i], docs[1].QPPairs[i]; s.Local != c.Remote || s.Remote != c.Local {
+			t.Errorf("QP %d: server %+v, client %+v: each side's local should be the other's remote", i, s, c)
 		}
 	}
 }
