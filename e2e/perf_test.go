@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 // perfPort numbers the perf tests' TCP ports apart from the other tests'.
@@ -166,6 +169,51 @@ func TestSinglePerfJSON(t *testing.T) {
 	for _, want := range []string{`"t_typical_usec"`, `"usec_per_iteration"`, `"test":"send_lat"`, `"iterations":200`, `"gid_index":1,`} {
 		if !strings.Contains(cli.Stdout, want) {
 			t.Errorf("--json lacks %s:\n%s", want, cli.Stdout)
+		}
+	}
+}
+
+// perftestQPN is one of perftest's address lines: which side, and its QPN.
+var perftestQPN = regexp.MustCompile(`(?m)^ (local|remote) address: LID \w+ QPN (0x[0-9a-f]+) `)
+
+// TestSinglePerfJSONTwoQPs: rdmactl write_bw -q 2 --json against
+// ib_write_bw -q 2: qp_pairs holds both QPs, each remote record the QP
+// perftest printed as its local one, each local record perftest's remote.
+func TestSinglePerfJSONTwoQPs(t *testing.T) {
+	requireRole(t, "single")
+	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", func(sn string, sa []string, cn string, ca []string) (result, result) {
+		return singlePair(t)(sn, sa, cn, append(append([]string{}, ca...), "--json"))
+	}, "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")
+	if srv.Code != 0 || cli.Code != 0 {
+		t.Fatalf("server %+v\nclient %+v", srv, cli)
+	}
+	if err := schema.Validate("perf", []byte(cli.Stdout)); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	var doc struct {
+		QPPairs []struct {
+			Local struct {
+				QPN uint32 `json:"qp_num"`
+			} `json:"local"`
+			Remote struct {
+				QPN uint32 `json:"qp_num"`
+			} `json:"remote"`
+		} `json:"qp_pairs"`
+	}
+	if err := json.Unmarshal([]byte(cli.Stdout), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, cli.Stdout)
+	}
+	perftest := map[string][]uint32{}
+	for _, m := range perftestQPN.FindAllStringSubmatch(srv.Stdout, -1) {
+		n, _ := strconv.ParseUint(m[2], 0, 32)
+		perftest[m[1]] = append(perftest[m[1]], uint32(n))
+	}
+	if len(doc.QPPairs) != 2 || len(perftest["local"]) != 2 || len(perftest["remote"]) != 2 {
+		t.Fatalf("want two QPs each side: rdmactl %+v, perftest %v:\n%s", doc.QPPairs, perftest, srv.Stdout)
+	}
+	for i, p := range doc.QPPairs {
+		if p.Remote.QPN != perftest["local"][i] || p.Local.QPN != perftest["remote"][i] {
+			t.Errorf("QP %d: rdmactl local %#x remote %#x, perftest local %#x remote %#x", i, p.Local.QPN, p.Remote.QPN, perftest["local"][i], perftest["remote"][i])
 		}
 	}
 }
