@@ -34,10 +34,6 @@ func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}
 }
 
-// ColorEnabled tells whether decorative colour may be written to Out.
-// Commands that emulate an original tool's output never ask.
-func (s *IOStreams) ColorEnabled() bool { return s.colorEnabled }
-
 // DisableColor turns colour off (the --no-color flag).
 func (s *IOStreams) DisableColor() { s.colorEnabled = false }
 

@@ -37,8 +37,9 @@ type Port struct {
 	LinkLayer string `json:"link_layer"` // "Ethernet" or "InfiniBand"
 	// Netdev is the network device the port runs over (RoCE only).
 	Netdev string `json:"netdev,omitempty"`
-	// GIDs is the populated part of the GID table; only filled when asked
-	// for (ReadDevicesWithGIDs, PortGIDs): a table is 1024 sysfs files.
+	// GIDs is the populated part of the GID table; ReadDevices leaves it
+	// empty (a table is 1024 sysfs files): callers that need it fill it in
+	// from PortGIDs.
 	GIDs []rdma.GIDEntry `json:"gids"`
 }
 
@@ -51,19 +52,14 @@ func (p Port) IsEthernet() bool { return p.LinkLayer == "Ethernet" }
 // ReadDevices reads every device under dir (normally ClassDir) with its
 // ports' states, without their GID tables. A missing dir means no RDMA
 // core in the kernel and returns fs.ErrNotExist.
-func ReadDevices(dir string) ([]Device, error) { return readDevices(dir, false) }
-
-// ReadDevicesWithGIDs is ReadDevices with every port's GID table.
-func ReadDevicesWithGIDs(dir string) ([]Device, error) { return readDevices(dir, true) }
-
-func readDevices(dir string, gids bool) ([]Device, error) {
+func ReadDevices(dir string) ([]Device, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var devs []Device
 	for _, e := range entries {
-		d, err := readDevice(filepath.Join(dir, e.Name()), gids)
+		d, err := readDevice(filepath.Join(dir, e.Name()))
 		if err != nil {
 			// A device unregistered while we read it is simply gone.
 			if errors.Is(err, fs.ErrNotExist) {
@@ -76,7 +72,7 @@ func readDevices(dir string, gids bool) ([]Device, error) {
 	return devs, nil
 }
 
-func readDevice(dir string, gids bool) (Device, error) {
+func readDevice(dir string) (Device, error) {
 	d := Device{Name: filepath.Base(dir)}
 	if parent, err := readAttr(filepath.Join(dir, "parent")); err == nil {
 		d.Parent = parent
@@ -94,13 +90,7 @@ func readDevice(dir string, gids bool) (Device, error) {
 		if err != nil {
 			return d, err
 		}
-		if gids {
-			if p.GIDs, err = rdma.ReadSysfsGIDs(filepath.Join(dir, "ports", pe.Name())); err != nil {
-				return d, err
-			}
-			p.Netdev = gidNetdev(p.GIDs)
-		}
-		if p.Netdev == "" && p.IsEthernet() {
+		if p.IsEthernet() {
 			p.Netdev = d.Parent
 		}
 		d.Ports = append(d.Ports, p)
@@ -128,15 +118,6 @@ func readPort(dir string, num int) (Port, error) {
 // (normally ClassDir).
 func ReadPortGIDs(dir, device string, port int) ([]rdma.GIDEntry, error) {
 	return rdma.ReadSysfsGIDs(portDir(dir, device, port))
-}
-
-func gidNetdev(gids []rdma.GIDEntry) string {
-	for _, g := range gids {
-		if g.Netdev != "" {
-			return g.Netdev
-		}
-	}
-	return ""
 }
 
 func readAttr(path string) (string, error) {

@@ -79,36 +79,6 @@ func (h *Histogram) Record(d time.Duration) {
 	h.counts[bucketOf(uint64(d))]++
 }
 
-// Reset empties the histogram, keeping its memory.
-func (h *Histogram) Reset() {
-	clear(h.counts)
-	*h = Histogram{counts: h.counts}
-}
-
-// Merge adds o's samples to h.
-func (h *Histogram) Merge(o *Histogram) {
-	if o.n == 0 {
-		return
-	}
-	if h.n == 0 || o.min < h.min {
-		h.min = o.min
-	}
-	h.max = max(h.max, o.max)
-	h.n += o.n
-	h.sum += o.sum
-	h.sumSq += o.sumSq
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-}
-
-// Clone is an independent copy of h.
-func (h *Histogram) Clone() *Histogram {
-	c := *h
-	c.counts = append([]uint64(nil), h.counts...)
-	return &c
-}
-
 // Count is the number of recorded durations.
 func (h *Histogram) Count() uint64 { return h.n }
 

@@ -72,18 +72,3 @@ func TestMemoryIsBounded(t *testing.T) {
 		t.Fatalf("Record allocates %v times", n)
 	}
 }
-
-func TestMergeAndClone(t *testing.T) {
-	a, b := New(), New()
-	a.Record(time.Millisecond)
-	b.Record(3 * time.Millisecond)
-	c := a.Clone()
-	c.Merge(b)
-	if c.Count() != 2 || c.Min() != time.Millisecond || c.Max() != 3*time.Millisecond || a.Count() != 1 {
-		t.Fatalf("merge: %d %v %v; original %d", c.Count(), c.Min(), c.Max(), a.Count())
-	}
-	c.Reset()
-	if c.Count() != 0 || c.Quantile(0.5) != 0 {
-		t.Fatal("reset")
-	}
-}

@@ -81,15 +81,7 @@ type Summary struct {
 	CPUPerPing          latency.CPU
 }
 
-// Summarize computes the summary of rtts; all zero when there are none.
-func Summarize(rtts []time.Duration) Summary {
-	h := latency.New()
-	for _, d := range rtts {
-		h.Record(d)
-	}
-	return summarize(h, latency.CPU{})
-}
-
+// summarize condenses h; all zero when it holds no RTT.
 func summarize(h *latency.Histogram, cpu latency.CPU) Summary {
 	if h.Count() == 0 {
 		return Summary{}
