@@ -24,14 +24,13 @@ type fakeNet struct {
 	mrs       map[uint32]*fakeMR // by rkey; lkey == rkey here
 	nextKey   uint32
 
-	noDevices   bool // rdma_create_event_channel fails with ENODEV
-	noCMDevice  bool // … with ENOENT (/dev/infiniband/rdma_cm missing)
-	failRegMR   int  // the n-th RegMR of a server side fails (1-based, 0 never)
-	serverRegs  int
-	killAfter   int  // the server side "dies" after that many RDMA writes (0 never)
-	corrupt     bool // RDMA writes change the first byte they carry
-	writes      int
-	serverStack *fakeStack
+	noDevices  bool // rdma_create_event_channel fails with ENODEV
+	noCMDevice bool // … with ENOENT (/dev/infiniband/rdma_cm missing)
+	failRegMR  int  // the n-th RegMR of a server side fails (1-based, 0 never)
+	serverRegs int
+	killAfter  int  // the server side "dies" after that many RDMA writes (0 never)
+	corrupt    bool // RDMA writes change the first byte they carry
+	writes     int
 }
 
 func newFakeNet() *fakeNet {
