@@ -94,6 +94,7 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.IntVarP(&opts.TCPPort, "port", "p", perf.DefaultTCPPort, "TCP port of the out-of-band exchange")
 	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (bandwidth tests: 1 to 16)")
 	fl.IntVarP(&opts.TxDepth, "tx-depth", "t", 0, "send queue depth (default 128 for BW tests, 1 for latency)")
+	fl.IntVarP(&opts.RxDepth, "rx-depth", "r", 0, "receive queue depth of the send tests, 1 to 16384 (default 512)")
 	fl.IntVarP(&mtu, "mtu", "m", 0, "path MTU in bytes: 256 … 4096 (default: the port's active MTU)")
 	fl.BoolVarP(&cpuFreq, "CPU-freq", "F", false, "accepted for perftest compatibility (rdmactl times with the monotonic clock)")
 	fl.BoolVar(&opts.Gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")

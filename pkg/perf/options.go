@@ -22,6 +22,7 @@ type Options struct {
 	TCPPort  int // -p
 	QPs      int // -q
 	TxDepth  int // -t; 0 = the test's default
+	RxDepth  int // -r; 0 = the test's default (receives only the send tests post)
 	MTU      int // -m in bytes; 0 = the port's active MTU
 	Gbits    bool
 	RDMACM   bool
@@ -40,6 +41,8 @@ const (
 	defTxBW         = 128
 	defTxLat        = 1
 	defRxSend       = 512
+	minRx           = 1
+	maxRx           = 16384
 	defCQMod        = 100
 	cqModSizeLimit  = 8192
 	maxSize         = 1 << 23
@@ -54,7 +57,6 @@ type Resolved struct {
 	Sizes   []int
 	BufSize int // per half of the buffer: max(largest size, page)
 	CQMod   int
-	RxDepth int
 	NoPeak  bool
 }
 
@@ -103,9 +105,18 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Duration == 0 && r.TxDepth > r.Iters {
 		r.TxDepth = r.Iters
 	}
-	r.RxDepth = 1
-	if o.Test.IsSend() {
-		r.RxDepth = defRxSend
+	if r.RxDepth != 0 && (r.RxDepth < minRx || r.RxDepth > maxRx) {
+		return r, fmt.Errorf("-r %d: the RX depth must be %d to %d", r.RxDepth, minRx, maxRx)
+	}
+	if r.RxDepth > 1 && o.Test.IsRead() {
+		return r, fmt.Errorf("-r %d: %s posts no receives; on RDMA reads the RX depth can only be 1", r.RxDepth, o.Test)
+	}
+	if !o.Test.IsSend() {
+		r.RxDepth = 1 // as perftest, which takes -r for write tests and ignores it
+	} else {
+		if r.RxDepth == 0 {
+			r.RxDepth = defRxSend
+		}
 		if r.Duration == 0 && r.RxDepth > r.Iters {
 			r.RxDepth = r.Iters
 		}

@@ -264,3 +264,47 @@ func TestLatencyDuration(t *testing.T) {
 		t.Error("-D with -a should be refused")
 	}
 }
+
+func TestResolveRxDepth(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want int
+	}{
+		{Options{Test: SendBW}, 512},
+		{Options{Test: SendBW, RxDepth: 16}, 16},
+		{Options{Test: SendBW, RxDepth: 7}, 8},                 // perftest's odd-depth work-around
+		{Options{Test: SendBW, RxDepth: 600, Iters: 100}, 100}, // at most the iterations
+		{Options{Test: SendLat, RxDepth: 4}, 4},
+		{Options{Test: WriteBW, RxDepth: 64}, 1}, // taken and ignored, as perftest
+	} {
+		r, err := c.o.Resolve()
+		if err != nil || r.RxDepth != c.want {
+			t.Errorf("%s -r %d: got %d, %v; want %d", c.o.Test, c.o.RxDepth, r.RxDepth, err, c.want)
+		}
+	}
+	for _, o := range []Options{{Test: SendBW, RxDepth: -1}, {Test: SendBW, RxDepth: 16385}, {Test: ReadBW, RxDepth: 2}, {Test: ReadLat, RxDepth: 2}} {
+		if _, err := o.Resolve(); err == nil || !strings.HasPrefix(err.Error(), "-r ") {
+			t.Errorf("%s -r %d: got %v, want a -r error", o.Test, o.RxDepth, err)
+		}
+	}
+}
+
+// TestSendSmallRxDepth: send_bw and send_lat with -r 2 re-post their two
+// receives as messages arrive, on one QP and (send_bw) on two.
+func TestSendSmallRxDepth(t *testing.T) {
+	for _, o := range []Options{{Test: SendBW, QPs: 1}, {Test: SendBW, QPs: 2}, {Test: SendLat, QPs: 1}} {
+		o.GIDIndex, o.IBPort, o.Iters, o.RxDepth = 1, 1, 50, 2
+		srv, cli, serr, cerr := runPair(t, newFakeStack(), o)
+		if serr != nil || cerr != nil {
+			t.Fatalf("%s -q %d -r 2: server %v, client %v", o.Test, o.QPs, serr, cerr)
+		}
+		if !strings.Contains(srv, " RX depth        : 2\n") {
+			t.Errorf("%s -q %d: the server's header should show RX depth 2:\n%s", o.Test, o.QPs, srv)
+		}
+		for side, out := range map[string]string{"server": srv, "client": cli} {
+			if !strings.HasSuffix(out, resultLine) {
+				t.Errorf("%s -q %d %s:\n%s", o.Test, o.QPs, side, out)
+			}
+		}
+	}
+}
