@@ -175,9 +175,10 @@ static int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp) {
 }
 
 // cm_ready_own_qp walks a self-created QP through INIT, RTR and RTS with
-// the attributes rdma_cm computed for the connection. *failed_step says
-// which call failed: 0 rdma_init_qp_attr, 1 ibv_modify_qp.
-static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int *failed_step) {
+// the attributes rdma_cm computed for the connection, and min_rnr_timer
+// in RTR unless it is negative. *failed_step says which call failed:
+// 0 rdma_init_qp_attr, 1 ibv_modify_qp.
+static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer, int *failed_step) {
 	static const enum ibv_qp_state steps[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
 	for (int i = 0; i < 3; i++) {
 		struct ibv_qp_attr a;
@@ -187,6 +188,10 @@ static int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int *failed
 		if (rdma_init_qp_attr(id, &a, &mask)) {
 			*failed_step = 0;
 			return -errno;
+		}
+		if (steps[i] == IBV_QPS_RTR && min_rnr_timer >= 0) {
+			a.min_rnr_timer = (uint8_t)min_rnr_timer;
+			mask |= IBV_QP_MIN_RNR_TIMER;
 		}
 		int rc = ibv_modify_qp(qp, &a, mask);
 		if (rc) {
@@ -507,8 +512,14 @@ func (id *CMID) ReadyOwnQP(qp rdma.QP) error {
 	if !ok {
 		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.EINVAL}
 	}
+	return id.readyQP(q.qp, -1)
+}
+
+// readyQP is ReadyOwnQP with the RNR NAK timer minRNRTimer, or rdma_cm's
+// when it is negative.
+func (id *CMID) readyQP(qp *C.struct_ibv_qp, minRNRTimer int) error {
 	var step C.int
-	if rc := C.cm_ready_own_qp(id.id, q.qp, &step); rc != 0 {
+	if rc := C.cm_ready_own_qp(id.id, qp, C.int(minRNRTimer), &step); rc != 0 {
 		if step == 0 {
 			return cmError("rdma_init_qp_attr", rc)
 		}

@@ -10,7 +10,7 @@ var _ rdma.PerfCMID = (*CMID)(nil)
 
 // ReadyPerfQP brings QP qp of a perf endpoint of this package to RTS for
 // the id's connection (rdmactl perf -R).
-func (id *CMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int) error {
+func (id *CMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int, minRNRTimer uint8) error {
 	e, ok := ep.(*perfEndpoint)
 	if !ok {
 		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.EINVAL}
@@ -19,5 +19,5 @@ func (id *CMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int) error {
 	if err != nil {
 		return err
 	}
-	return id.ReadyOwnQP(cmQP{q})
+	return id.readyQP(q.qp, int(minRNRTimer))
 }

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,11 @@ func TestFlowsPairUpRDMACM(t *testing.T) {
 				if p != want {
 					t.Errorf("connection parameters %d: %+v, want %+v", i, p, want)
 				}
+			}
+			// Every data QP, on both sides, tells a sender without a
+			// posted receive to retry after 0.64 ms, not rdma_cm's 655.
+			if timers := v.readiedRNRTimers(); len(timers) != 2*c.qps || slices.ContainsFunc(timers, func(t uint8) bool { return t != minRNRTimer }) {
+				t.Errorf("RNR timers of the data QPs %v, want %d × %d", timers, 2*c.qps, minRNRTimer)
 			}
 		})
 	}

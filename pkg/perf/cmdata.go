@@ -177,7 +177,10 @@ func readyPerfQP(id rdma.CMID, ep rdma.PerfEndpoint, qp int) error {
 	if !ok {
 		return errors.New("this RDMA stack cannot connect perf QPs with rdma_cm")
 	}
-	return r.ReadyPerfQP(ep, qp)
+	// Perftest's server sets its RNR timer after rdma_accept; both sides
+	// here, as without -R: rdma_cm's 0 would make a sender that outruns the
+	// receives wait 655 ms at each RNR NAK.
+	return r.ReadyPerfQP(ep, qp, minRNRTimer)
 }
 
 // close disconnects the QPs' connections and frees the ids; the endpoint

@@ -26,9 +26,11 @@ type fakeStack struct {
 	streams int
 	// dropRecvs makes every SEND fail with RNR retries exceeded.
 	dropRecvs bool
-	// rdma_cm: the listeners by port, the ConnParams sent
-	listeners map[uint16]*fakeCMID
-	params    []rdma.ConnParam
+	// rdma_cm: the listeners by port, the ConnParams sent, the RNR timers
+	// the data QPs were readied with
+	listeners   map[uint16]*fakeCMID
+	params      []rdma.ConnParam
+	cmRNRTimers []uint8
 }
 
 func newFakeStack() *fakeStack {
@@ -412,6 +414,12 @@ func (f *fakeStack) sentParams() []rdma.ConnParam {
 	return slices.Clone(f.params)
 }
 
+func (f *fakeStack) readiedRNRTimers() []uint8 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.cmRNRTimers)
+}
+
 type fakeEventChannel struct {
 	f      *fakeStack
 	events chan rdma.CMEvent
@@ -523,11 +531,12 @@ func (id *fakeCMID) CreateQP(pd rdma.PD, send, recv rdma.CQ, _ rdma.QPCap) (rdma
 func (id *fakeCMID) InitOwnQP(rdma.QP) error  { return errors.New("perf's fake has no own QPs") }
 func (id *fakeCMID) ReadyOwnQP(rdma.QP) error { return errors.New("perf's fake has no own QPs") }
 
-func (id *fakeCMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int) error {
+func (id *fakeCMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int, minRNRTimer uint8) error {
 	e := ep.(*fakeEndpoint)
 	id.f.mu.Lock()
 	defer id.f.mu.Unlock()
 	e.peers[qp], e.rts = id.peerQPN, true
+	id.f.cmRNRTimers = append(id.f.cmRNRTimers, minRNRTimer)
 	return nil
 }
 
