@@ -283,6 +283,32 @@ func TestSinglePerfTwoQPs(t *testing.T) {
 	}
 }
 
+// TestSinglePerfRxDepth: -r 2 on the send tests, with and without -R,
+// against perftest's, each tool in each role: both finish, and the server
+// posts (and says it posts) two receives at a time.
+func TestSinglePerfRxDepth(t *testing.T) {
+	requireRole(t, "single")
+	for _, c := range []struct {
+		test string
+		cm   bool
+	}{{"send_bw", false}, {"send_bw", true}, {"send_lat", false}} {
+		args := []string{"-d", "rxe0", "-x", "1", "-n", "200", "-r", "2"}
+		pair := singlePair(t)
+		if c.cm {
+			args, pair = append(args, "-R"), cmPair(t)
+		}
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(fmt.Sprintf("%s/R=%v/%s-server", c.test, c.cm, roles[0]), func(t *testing.T) {
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], pair, args...)
+				checkPerf(t, c.test, srv, cli)
+				if !strings.Contains(srv.Stdout, " RX depth        : 2\n") {
+					t.Errorf("the server's header should show RX depth 2:\n%s", srv.Stdout)
+				}
+			})
+		}
+	}
+}
+
 // durRow is perftest's duration latency row (REPORT_FMT_LAT_DUR).
 var durRow = regexp.MustCompile(`(?m)^ (\d+) +([1-9]\d*) +(\d+\.\d\d) +(\d+\.\d\d) *$`)
 
