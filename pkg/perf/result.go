@@ -128,10 +128,10 @@ func (res *Result) addCPU(d cpuTimes, iters uint64) {
 // complete fills in the QP records once the test has run.
 func (res *Result) complete() {
 	if s := res.sess; s != nil {
-		res.Local, res.Remote = jsonDest(s.local, s.withGID), jsonDest(s.remote, s.withGID)
 		for i := range s.locals {
 			res.QPPairs = append(res.QPPairs, QPPair{jsonDest(s.locals[i], s.withGID), jsonDest(s.remotes[i], s.withGID)})
 		}
+		res.Local, res.Remote = res.QPPairs[0].Local, res.QPPairs[0].Remote
 	}
 	res.OK = true
 }
