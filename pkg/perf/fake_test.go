@@ -105,6 +105,11 @@ type fakeEndpoint struct {
 	recvs   [][]rdma.SGE // posted receives per QP, oldest first
 }
 
+// peerQP is the index, among peer's QPs, of the one QP i is connected to.
+func (e *fakeEndpoint) peerQP(peer *fakeEndpoint, i int) int {
+	return slices.Index(peer.qpns, e.peers[i])
+}
+
 func (e *fakeEndpoint) QPN(i int) uint32 { return e.qpns[i] }
 func (e *fakeEndpoint) Buffer() []byte   { return e.buf }
 func (e *fakeEndpoint) Addr() uint64     { return e.addr }
@@ -169,7 +174,7 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 	status := rdma.WCSuccess
 	switch wr.Op {
 	case rdma.WRSend:
-		q := slices.Index(peer.qpns, e.peers[0])
+		q := e.peerQP(peer, 0)
 		if len(peer.recvs[q]) == 0 || e.f.dropRecvs {
 			status = rdma.WCRNRRetryErr
 			break
@@ -212,7 +217,7 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			return rdma.StreamResult{}, &rdma.WCError{Status: rdma.WCRemAccessErr}
 		}
 		span := uint64(len(peer.buf) / len(peer.qpns))
-		if q := slices.Index(peer.qpns, e.peers[i]); (t.RemoteAddr-peer.addr)/span != uint64(q) {
+		if q := e.peerQP(peer, i); (t.RemoteAddr-peer.addr)/span != uint64(q) {
 			e.f.mu.Unlock()
 			return rdma.StreamResult{}, fmt.Errorf("QP %d writes into the span of the peer's QP %d", i, (t.RemoteAddr-peer.addr)/span)
 		}
@@ -235,7 +240,7 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			for range n {
 				for i := range s.Targets {
 					e.f.mu.Lock()
-					q := slices.Index(peer.qpns, e.peers[i])
+					q := e.peerQP(peer, i)
 					e.f.mu.Unlock()
 					peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: s.Targets[i].Local.Len})
 				}
@@ -250,7 +255,7 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	if s.Op == rdma.WRSend { // the receivers' completions (RNR retries win once one is posted)
 		for i := range s.Targets {
 			e.f.mu.Lock()
-			q := slices.Index(peer.qpns, e.peers[i])
+			q := e.peerQP(peer, i)
 			if len(peer.recvs[q]) == 0 {
 				e.f.mu.Unlock()
 				return rdma.StreamResult{}, &rdma.WCError{Status: rdma.WCRNRRetryErr}
