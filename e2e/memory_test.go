@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,19 +78,11 @@ func pingInProcess(port, count int) error {
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	t.Helper()
-	in, err := os.Open(from)
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, mode)
+	}
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
