@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ const pingServerPeakKiB = 10<<10 + 384
 
 // TestSinglePingPersistentServerMemory: a -P server's peak RSS stays within
 // pingServerPeakKiB over 100 clients, and its RSS flat after warm-up
-// (within 512 KiB from the 50th client to the 100th). The binary runs from
+// (checkFlatRSS). The binary runs from
 // the guest's tmpfs, as make bench runs it: there all its pages are cached
 // and fault-around maps them, the most the binary's pages can cost (run
 // from the 9p share it stays about 3 MiB lower).
@@ -39,27 +40,50 @@ func TestSinglePingPersistentServerMemory(t *testing.T) {
 	waitListening(t, port)
 	pid := srv.cmd.Process.Pid
 
-	var peak1, warm int
+	var peak1 int
+	samples := make([]int, 0, 100)
 	for i := 1; i <= 100; i++ {
 		if err := pingInProcess(port, 10); err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}
-		switch i {
-		case 1:
+		if i == 1 {
 			peak1 = procStatusKiB(t, pid, "VmHWM")
-		case 50:
-			warm = rss(t, pid)
 		}
+		samples = append(samples, rss(t, pid))
 	}
-	peak, end := procStatusKiB(t, pid, "VmHWM"), rss(t, pid)
-	t.Logf("ping -s -P: peak RSS %d KiB after 1 client, %d after 100; RSS %d KiB after 50, %d after 100 (anonymous %d, libraries %d, the binary %d)",
-		peak1, peak, warm, end, procStatusKiB(t, pid, "RssAnon"), procStatusKiB(t, pid, "RssFile"), procStatusKiB(t, pid, "RssShmem"))
+	peak := procStatusKiB(t, pid, "VmHWM")
+	t.Logf("ping -s -P: peak RSS %d KiB after 1 client, %d after 100; RSS %d KiB after 100 (anonymous %d, libraries %d, the binary %d)",
+		peak1, peak, samples[99], procStatusKiB(t, pid, "RssAnon"), procStatusKiB(t, pid, "RssFile"), procStatusKiB(t, pid, "RssShmem"))
 	if peak > pingServerPeakKiB {
 		t.Errorf("peak RSS %d KiB after 100 clients, more than %d", peak, pingServerPeakKiB)
 	}
-	if end > warm+512 {
-		t.Errorf("RSS grew from %d KiB (50 clients) to %d KiB (100 clients)", warm, end)
+	checkFlatRSS(t, samples)
+}
+
+// checkFlatRSS fails t when a server's RSS, sampled after each of 100
+// clients, grew by more than 512 KiB from clients 31-50 to clients 81-100:
+// about 10 KiB a client, less than a leaked connection's buffers and QP (a
+// leak of 12 KiB a client, injected for a probe, failed 3 lab runs of 4
+// here). It compares the medians of the two windows, not single samples:
+// one sample swings by up to 250 KiB either way as the GC frees heap and
+// returns it to the kernel, and a CI run failed on that swing (9228 KiB
+// after client 50, 9748 after client 100); the medians of a flat server
+// differ by 0 to 260.
+func checkFlatRSS(t *testing.T, samples []int) {
+	t.Helper()
+	if len(samples) != 100 {
+		t.Fatalf("checkFlatRSS: %d samples, want one after each of 100 clients", len(samples))
 	}
+	warm, end := medianKiB(samples[30:50]), medianKiB(samples[80:100])
+	t.Logf("median RSS %d KiB over clients 31-50, %d over clients 81-100", warm, end)
+	if end > warm+512 {
+		t.Errorf("RSS grew from %d KiB (median, clients 31-50) to %d KiB (median, clients 81-100)", warm, end)
+	}
+}
+
+func medianKiB(kib []int) int {
+	sorted := slices.Sorted(slices.Values(kib))
+	return sorted[len(sorted)/2]
 }
 
 // pingInProcess is one rping-protocol client of 10.9.0.1:port in this
