@@ -32,20 +32,44 @@ func run(t *testing.T, limit time.Duration, name string, args ...string) result 
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s: still running after %v (stdout %q, stderr %q)", name, strings.Join(args, " "), limit, out.String(), errOut.String())
+		t.Fatalf("%s %s: still running after %v; at the kill:\n%s%s", name, strings.Join(args, " "), limit, cmd.stuck, outputs(out.String(), errOut.String()))
 	}
 	return result{Stdout: out.String(), Stderr: errOut.String(), Code: exitCode(t, err)}
+}
+
+// limitedCmd is a command with a time limit; stuck is what its processes
+// were doing when the limit, or a failed test's end (diagnose), killed
+// them (stuckReport).
+type limitedCmd struct {
+	*exec.Cmd
+	diagnose bool
+	stuck    string
 }
 
 // command runs name in a process group of its own: at the time limit the
 // whole group is killed, and WaitDelay stops a grandchild that still holds
 // the output pipes from stalling the test until go test's own limit.
-func command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	return cmd
+// Before the kill it records what the group was doing and has rdmactl
+// print its goroutines.
+func command(ctx context.Context, name string, args ...string) *limitedCmd {
+	c := &limitedCmd{Cmd: exec.CommandContext(ctx, name, args...)}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error {
+		pgid := c.Process.Pid
+		if c.diagnose || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			c.stuck = stuckReport(pgid)
+			interruptGoProcesses(pgid)
+		}
+		return syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	c.WaitDelay = 5 * time.Second
+	return c
+}
+
+// outputs shows a killed command's streams as they were printed (a Go
+// program's goroutine dump is unreadable quoted).
+func outputs(stdout, stderr string) string {
+	return "--- stdout:\n" + stdout + "\n--- stderr:\n" + stderr
 }
 
 // sh runs a shell command line (for pipes, ulimit and the like).
@@ -69,11 +93,12 @@ func exitCode(t *testing.T, err error) int {
 
 // background is a command started with start and collected with wait.
 type background struct {
-	cmd         *exec.Cmd
+	cmd         *limitedCmd
 	out, errOut bytes.Buffer
 	cancel      context.CancelFunc
 	ctx         context.Context
 	name        string
+	collected   bool
 }
 
 func start(t *testing.T, limit time.Duration, name string, args ...string) *background {
@@ -87,8 +112,19 @@ func start(t *testing.T, limit time.Duration, name string, args ...string) *back
 		t.Fatalf("start %s: %v", b.name, err)
 	}
 	t.Cleanup(func() {
+		if b.collected {
+			return
+		}
+		// A failed test that left this running (a client failed or
+		// hung): show what it was doing, or there is only the client's
+		// side to go on. Passing tests leave servers to this on purpose.
+		b.cmd.diagnose = t.Failed()
 		cancel()
 		_ = b.cmd.Wait()
+		if !b.cmd.diagnose {
+			return
+		}
+		t.Logf("%s: still running when the test ended, killed; at the kill:\n%s%s", b.name, b.cmd.stuck, outputs(b.out.String(), b.errOut.String()))
 	})
 	return b
 }
@@ -96,9 +132,10 @@ func start(t *testing.T, limit time.Duration, name string, args ...string) *back
 func (b *background) wait(t *testing.T) result {
 	t.Helper()
 	err := b.cmd.Wait()
+	b.collected = true
 	defer b.cancel()
 	if b.ctx.Err() != nil {
-		t.Fatalf("%s: killed at its time limit (stdout %q, stderr %q)", b.name, b.out.String(), b.errOut.String())
+		t.Fatalf("%s: killed at its time limit; at the kill:\n%s%s", b.name, b.cmd.stuck, outputs(b.out.String(), b.errOut.String()))
 	}
 	return result{Stdout: b.out.String(), Stderr: b.errOut.String(), Code: exitCode(t, err)}
 }
