@@ -364,3 +364,31 @@ func TestSinglePerfLatencyDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestSinglePerfWriteLatDurationEnd: write_lat -D against ib_write_lat,
+// 15 runs in each role, each within 30 s. Debian 12's ib_write_lat (perftest
+// 4.5-0.17) waits for each write's completion without looking at its
+// clock: when the side that ends first tore its QP down before the other's
+// answer to its last write was acknowledged, ib_write_lat spun forever (a
+// CI run; 4 runs of 40 in a probe). So the end of a run must leave the
+// peer's last write acknowledged.
+func TestSinglePerfWriteLatDurationEnd(t *testing.T) {
+	requireRole(t, "single")
+	for _, roles := range [][2]string{{"rdmactl", "perftest"}, {"perftest", "rdmactl"}} {
+		t.Run(roles[0]+"-server", func(t *testing.T) {
+			for i := 0; i < 15; i++ {
+				perfPort++
+				args := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", "1", "-D", "1"}
+				sn, sa := perfSide(roles[0], "write_lat", args)
+				cn, ca := perfSide(roles[1], "write_lat", args)
+				s := start(t, 30*time.Second, sn, sa...)
+				waitTCPListen(t, perfPort)
+				cli := run(t, 30*time.Second, cn, append(ca, "10.9.0.1")...)
+				srv := s.wait(t)
+				if srv.Code != 0 || cli.Code != 0 || !durRow.MatchString(cli.Stdout) {
+					t.Fatalf("run %d: server exit %d\n%s%s\nclient exit %d\n%s%s", i+1, srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+				}
+			}
+		})
+	}
+}

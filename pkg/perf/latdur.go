@@ -173,9 +173,45 @@ func (g *pinger) sendFor(p PingPong, c *durClock) error {
 	}
 }
 
+// The end of a write_lat -D run: how long to wait for the peer's answer
+// to the last write, and how long to keep the QP after it landed, for
+// our acknowledgement of it to leave (see writeFor).
+const (
+	lastAnswerWait = time.Second
+	lastAckGrace   = 100 * time.Millisecond
+)
+
+// writeFor is write_lat for the run's time. Whichever side ends first
+// stops writing; the other, still running, answers its last write and
+// waits for that answer's completion until its own end. ib_write_lat up
+// to perftest 4.5-0.17 (Debian 12's) waits for a completion without
+// looking at its clock, so if our QP is gone before its answer arrives it
+// never completes and ib_write_lat spins forever (4 runs of 40 in the
+// lab). So at the end this side waits for that answer, then lets the
+// acknowledgement go, before the QP may be torn down.
 func (g *pinger) writeFor(p PingPong, c *durClock) error {
+	pollOff := p.LocalOff + p.Size - 1
+	last, err := g.writeUntilEnd(p, c, pollOff)
+	if err != nil || last == 0 {
+		return err
+	}
+	// The server writes first: the peer's answer to a server's n-th
+	// write is the client's n-th, to a client's n-th the server's n+1-th.
+	answer := last
+	if p.Client {
+		answer++
+	}
+	if g.ep.WaitByte(pollOff, byte(answer), lastAnswerWait, !p.BusyPoll) == nil {
+		time.Sleep(lastAckGrace)
+	}
+	return nil
+}
+
+// writeUntilEnd runs write_lat's loop until the run's end and returns the
+// number of writes it posted.
+func (g *pinger) writeUntilEnd(p PingPong, c *durClock, pollOff int) (int, error) {
 	buf := g.ep.Buffer()
-	postOff, pollOff := p.Size-1, p.LocalOff+p.Size-1
+	postOff := p.Size - 1
 	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
 	c.begin(time.Now())
 	for scnt, rcnt := 0, 0; ; {
@@ -183,26 +219,26 @@ func (g *pinger) writeFor(p PingPong, c *durClock) error {
 			rcnt++
 			err := g.ep.WaitByte(pollOff, byte(rcnt), c.left(time.Now(), p.Timeout), !p.BusyPoll)
 			if c.ended(err) {
-				return nil
+				return scnt, nil
 			}
 			if err != nil {
-				return fmt.Errorf("waiting for the peer's write %d: %w", rcnt, err)
+				return scnt, fmt.Errorf("waiting for the peer's write %d: %w", rcnt, err)
 			}
 		}
 		scnt++
 		buf[postOff] = byte(scnt)
 		if err := g.ep.PostSend(wr); err != nil {
-			return err
+			return scnt, err
 		}
 		if c.tick(time.Now()) == durEnd {
-			return nil
+			return scnt, nil
 		}
 		err := g.wait(g.ep.SendCQ(), g.sendWait, c.left(time.Now(), p.Timeout))
 		if c.ended(err) {
-			return nil
+			return scnt, nil
 		}
 		if err != nil {
-			return fmt.Errorf("write %d: %w", scnt, err)
+			return scnt, fmt.Errorf("write %d: %w", scnt, err)
 		}
 		c.count(time.Now())
 	}
