@@ -367,7 +367,7 @@ func TestSinglePerfLatencyDuration(t *testing.T) {
 
 // TestSinglePerfWriteLatDurationEnd: write_lat -D against ib_write_lat,
 // 15 runs in each role, each within 30 s. Debian 12's ib_write_lat (perftest
-// 4.5-0.17) waits for each write's completion without looking at its
+// 4.5+0.17) waits for each write's completion without looking at its
 // clock: when the side that ends first tore its QP down before the other's
 // answer to its last write was acknowledged, ib_write_lat spun forever (a
 // CI run; 4 runs of 40 in a probe). So the end of a run must leave the

@@ -184,7 +184,7 @@ const (
 // writeFor is write_lat for the run's time. Whichever side ends first
 // stops writing; the other, still running, answers its last write and
 // waits for that answer's completion until its own end. ib_write_lat up
-// to perftest 4.5-0.17 (Debian 12's) waits for a completion without
+// to perftest 4.5+0.17 (Debian 12's) waits for a completion without
 // looking at its clock, so if our QP is gone before its answer arrives it
 // never completes and ib_write_lat spins forever (4 runs of 40 in the
 // lab). So at the end this side waits for that answer, then lets the

@@ -10,7 +10,7 @@ import (
 )
 
 // TestWriteForLeavesThePeersLastWriteAcknowledged: write_lat -D against a
-// peer that behaves as ib_write_lat up to perftest 4.5-0.17 (Debian 12's):
+// peer that behaves as ib_write_lat up to perftest 4.5+0.17 (Debian 12's):
 // it ends 30 ms later, answers each write 1 ms late, and waits for its own
 // write's completion without looking at its clock; this side is the
 // server, then the client. The peer must never post a write into a closed
@@ -64,7 +64,7 @@ func connectedPerfPair(t *testing.T) (a, b rdma.PerfEndpoint) {
 	return eps[0], eps[1]
 }
 
-// oldWriteLat is ib_write_lat's loop in perftest 4.5-0.17 with -D, until
+// oldWriteLat is ib_write_lat's loop in perftest 4.5+0.17 with -D, until
 // end: its wait for the peer's write gives up at the end, its wait for its
 // own write's completion does not (here: 2 s past the end, and an error).
 func oldWriteLat(ep, peer rdma.PerfEndpoint, server bool, end time.Time) error {
