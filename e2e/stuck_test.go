@@ -20,21 +20,16 @@ import (
 // stdout on a pipe is buffered and lost with the kill.
 func stuckReport(pgid int) string {
 	var b strings.Builder
-	pids, _ := filepath.Glob("/proc/[0-9]*")
-	for _, dir := range pids {
-		if stat, err := os.ReadFile(dir + "/stat"); err != nil || procGroup(stat) != pgid {
-			continue
-		}
-		tasks, _ := filepath.Glob(dir + "/task/[0-9]*")
+	for _, p := range groupProcs(pgid) {
+		tasks, _ := filepath.Glob(p.dir + "/task/[0-9]*")
 		if len(tasks) == 0 { // it has exited, not yet collected
-			stat, _ := os.ReadFile(dir + "/stat")
-			fmt.Fprintf(&b, "%s %s state %s\n", filepath.Base(dir), procComm(stat), procState(stat))
+			fmt.Fprintf(&b, "%s %s state %s\n", filepath.Base(p.dir), procComm(p.stat), procState(p.stat))
 		}
 		for _, task := range tasks {
 			stat, _ := os.ReadFile(task + "/stat")
 			wchan, _ := os.ReadFile(task + "/wchan")
 			call, _ := os.ReadFile(task + "/syscall")
-			fmt.Fprintf(&b, "%s/%s %s state %s wchan %s syscall %s\n", filepath.Base(dir), filepath.Base(task),
+			fmt.Fprintf(&b, "%s/%s %s state %s wchan %s syscall %s\n", filepath.Base(p.dir), filepath.Base(task),
 				procComm(stat), procState(stat), orDash(string(wchan)), syscallName(string(call)))
 		}
 	}
@@ -42,6 +37,24 @@ func stuckReport(pgid int) string {
 		return "(no process left in its group: it had exited)\n"
 	}
 	return b.String()
+}
+
+// groupProc is a process of a group: its /proc directory and stat line.
+type groupProc struct {
+	dir  string
+	stat []byte
+}
+
+// groupProcs lists the processes of group pgid.
+func groupProcs(pgid int) []groupProc {
+	var procs []groupProc
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range dirs {
+		if stat, err := os.ReadFile(dir + "/stat"); err == nil && procGroup(stat) == pgid {
+			procs = append(procs, groupProc{dir, stat})
+		}
+	}
+	return procs
 }
 
 // The fields of /proc/pid/stat after the command name in parentheses
@@ -112,14 +125,9 @@ func syscallName(s string) string {
 // exits) and gives them a moment to write them before the kill.
 func interruptGoProcesses(pgid int) {
 	sent := false
-	pids, _ := filepath.Glob("/proc/[0-9]*")
-	for _, dir := range pids {
-		stat, err := os.ReadFile(dir + "/stat")
-		if err != nil || procGroup(stat) != pgid {
-			continue
-		}
-		if exe, _ := os.Readlink(dir + "/exe"); exe != "" && filepath.Base(exe) == filepath.Base(rdmactl) {
-			pid, _ := strconv.Atoi(filepath.Base(dir))
+	for _, p := range groupProcs(pgid) {
+		if exe, _ := os.Readlink(p.dir + "/exe"); exe != "" && filepath.Base(exe) == filepath.Base(rdmactl) {
+			pid, _ := strconv.Atoi(filepath.Base(p.dir))
 			sent = syscall.Kill(pid, syscall.SIGQUIT) == nil || sent
 		}
 	}
