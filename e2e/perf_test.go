@@ -48,10 +48,15 @@ func perfPair(t *testing.T, test, server, client string, run func(srvName string
 
 // singlePair runs both sides in this VM, both on rxe0 10.9.0.1.
 func singlePair(t *testing.T) func(string, []string, string, []string) (result, result) {
+	return singlePairWithin(t, 4*time.Minute)
+}
+
+// singlePairWithin is singlePair with each side killed after limit.
+func singlePairWithin(t *testing.T, limit time.Duration) func(string, []string, string, []string) (result, result) {
 	return func(sn string, sa []string, cn string, ca []string) (result, result) {
-		s := start(t, 4*time.Minute, sn, sa...)
+		s := start(t, limit, sn, sa...)
 		waitTCPListen(t, perfPort)
-		cli := run(t, 4*time.Minute, cn, append(ca, "10.9.0.1")...)
+		cli := run(t, limit, cn, append(ca, "10.9.0.1")...)
 		logFailure(t, "client", cli)
 		return s.wait(t), cli
 	}
@@ -377,14 +382,7 @@ func TestSinglePerfWriteLatDurationEnd(t *testing.T) {
 	for _, roles := range [][2]string{{"rdmactl", "perftest"}, {"perftest", "rdmactl"}} {
 		t.Run(roles[0]+"-server", func(t *testing.T) {
 			for i := 0; i < 15; i++ {
-				perfPort++
-				args := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", "1", "-D", "1"}
-				sn, sa := perfSide(roles[0], "write_lat", args)
-				cn, ca := perfSide(roles[1], "write_lat", args)
-				s := start(t, 30*time.Second, sn, sa...)
-				waitTCPListen(t, perfPort)
-				cli := run(t, 30*time.Second, cn, append(ca, "10.9.0.1")...)
-				srv := s.wait(t)
+				srv, cli := perfPair(t, "write_lat", roles[0], roles[1], singlePairWithin(t, 30*time.Second), "-d", "rxe0", "-x", "1", "-D", "1")
 				if srv.Code != 0 || cli.Code != 0 || !durRow.MatchString(cli.Stdout) {
 					t.Fatalf("run %d: server exit %d\n%s%s\nclient exit %d\n%s%s", i+1, srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
 				}
