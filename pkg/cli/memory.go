@@ -8,10 +8,11 @@ import (
 // A long-running responder's (ping -s -P, serve) Go heap is about a
 // megabyte (the lab, ping -s -P: 1.6 MB of anonymous memory in all at
 // start, 2.5 MB after 100 clients, C libraries and thread stacks included;
-// most of its RSS is the binary's own pages), so the collector may run more often without costing much,
-// and a soft limit well above the normal footprint stops a leak or a
-// burst from growing the heap unchecked without ever forcing collections
-// in normal operation. GOGC and GOMEMLIMIT in the environment win.
+// most of its RSS is the binary's own pages), so the collector may run
+// more often without costing much, and a soft limit well above the normal
+// footprint stops a leak or a burst from growing the heap unchecked
+// without ever forcing collections in normal operation. GOGC and
+// GOMEMLIMIT in the environment win.
 const (
 	serverGCPercent   = 50
 	serverMemoryLimit = 16 << 20
