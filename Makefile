@@ -6,8 +6,8 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 # Transparent huge pages off for the Go heap (GODEBUG disablethp, which
 # only the environment or the linker's default can set): with THP on, the
-# heap's first 2 MB pages cost a ping -P server 4 MB of RSS (lab: peak
-# 13.0 MB with, 9.8 MB without over 30 clients). Go's own defaults are kept.
+# heap's first 2 MB pages cost a ping -P server megabytes of RSS (bench/
+# has the figures). Go's own defaults are kept.
 comma    := ,
 GODEBUG_DEFAULT := $(shell $(GO) list -f '{{.DefaultGODEBUG}}' ./cmd/rdmactl 2>/dev/null)
 LDFLAGS  := -s -w $(if $(VERSION),-X main.version=$(VERSION)) \

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestSingleEmulatedIgnoresConfig (issue 9 item 4): RDMACTL_* and the
+// TestSingleEmulatedIgnoresConfig: RDMACTL_* and the
 // config file are rdmactl's own defaults; devinfo and devices emulate
 // ibv_devinfo and ibv_devices, which read neither.
 func TestSingleEmulatedIgnoresConfig(t *testing.T) {
@@ -35,7 +35,7 @@ func TestSingleEmulatedIgnoresConfig(t *testing.T) {
 	}
 }
 
-// TestSingleCLISlips (issue 9 item 10): usage errors exit 2 with one line;
+// TestSingleCLISlips: usage errors exit 2 with one line;
 // bad defaults name their source (variable or file:key) and value.
 func TestSingleCLISlips(t *testing.T) {
 	requireRole(t, "single")
@@ -78,7 +78,7 @@ func TestSingleCLISlips(t *testing.T) {
 	}
 }
 
-// TestSingleSmokeScript (issue 9 item 11): the `make lab` session waits for
+// TestSingleSmokeScript: the `make lab` session waits for
 // its servers instead of sleeping 1 s, and exits non-zero when a step fails.
 func TestSingleSmokeScript(t *testing.T) {
 	requireRole(t, "single")

@@ -141,7 +141,7 @@ func checkNVIDIAInterop(t *testing.T, srv, cli result) {
 	}
 }
 
-// TestSingleDemoNVIDIAVariant (issue 9, item 1): rdmactl works with a peer
+// TestSingleDemoNVIDIAVariant: rdmactl works with a peer
 // that sends NVIDIA's 18-byte "SEDN operation   ", in both roles.
 func TestSingleDemoNVIDIAVariant(t *testing.T) {
 	requireRole(t, "single")
@@ -165,7 +165,7 @@ func TestSingleDemoNVIDIAVariant(t *testing.T) {
 	})
 }
 
-// TestSingleDemoRemoteAccessError (issue 9, item 8): a server that sends a
+// TestSingleDemoRemoteAccessError: a server that sends a
 // wrong rkey makes the client's RDMA read fail with WC status 0xa. The hint
 // must follow from that — the peer refused the access — and not blame the
 // GIDs, which were fine.
@@ -192,7 +192,7 @@ func TestSingleDemoRemoteAccessError(t *testing.T) {
 	}
 }
 
-// TestNoRxeDemoNoDevice (issue 9, item 7): with no RDMA device at all the
+// TestNoRxeDemoNoDevice: with no RDMA device at all the
 // server must not wait for a peer: one line naming the problem and
 // `rdmactl doctor`, exit 1, at once.
 func TestNoRxeDemoNoDevice(t *testing.T) {

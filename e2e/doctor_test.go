@@ -20,7 +20,7 @@ func checkLine(out, name string) string {
 	return ""
 }
 
-// TestNoRxeDoctorRdmaCMOnDemand (issue 9 item 5): with rdma_ucm unloaded
+// TestNoRxeDoctorRdmaCMOnDemand: with rdma_ucm unloaded
 // /dev/infiniband/rdma_cm is absent, yet rping works (the module loads on
 // first use): doctor must not fail that host.
 func TestNoRxeDoctorRdmaCMOnDemand(t *testing.T) {
@@ -52,7 +52,7 @@ func TestNoRxeDoctorRdmaCMOnDemand(t *testing.T) {
 	}
 }
 
-// TestSingleDoctorIPNeighbour (issue 9 item 8): an on-link address that
+// TestSingleDoctorIPNeighbour: an on-link address that
 // never answers ARP is a failed check naming what was seen, not "all ok".
 func TestSingleDoctorIPNeighbour(t *testing.T) {
 	requireRole(t, "single")
@@ -66,7 +66,7 @@ func TestSingleDoctorIPNeighbour(t *testing.T) {
 	}
 }
 
-// TestSingleDoctorSlowFirewallTool (issue 9 item 11): a slow iptables-save
+// TestSingleDoctorSlowFirewallTool: a slow iptables-save
 // (the cold VM took more than 5 s) is waited for; one that does not finish
 // is reported as timed out, never as "run as root".
 func TestSingleDoctorSlowFirewallTool(t *testing.T) {

@@ -29,7 +29,7 @@ func checkSchema(t *testing.T, name string, wantFail bool, r result, what string
 	}
 }
 
-// TestSingleJSONSchemas (issue 13): every command's --json, on success and
+// TestSingleJSONSchemas: every command's --json, on success and
 // on failure, run for real in the lab and validated against the schema
 // the repository keeps for it (pkg/cli/schema).
 func TestSingleJSONSchemas(t *testing.T) {

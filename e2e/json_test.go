@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestSingleJSONOnFailure (issue 13, the JSON contract): with -j a failing
+// TestSingleJSONOnFailure: with -j a failing
 // command prints exactly one JSON document on stdout — its own with
 // ok:false, or the error document — and exits non-zero.
 func TestSingleJSONOnFailure(t *testing.T) {

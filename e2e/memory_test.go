@@ -16,13 +16,12 @@ import (
 )
 
 // pingServerPeakKiB bounds a ping -s -P server's peak RSS over 100
-// clients: issue 10's 10 MiB (rping's is about 2), which make bench
-// measures in a fresh boot (9.6 MiB at a57809d), plus 384 KiB for what
-// the page cache of a VM that ran the other tests adds: the kernel maps
-// the shared libraries' cached pages 64 KB around each one touched, and
-// those grow as tests run (the whole suite first: 9.9-10.1 MiB; this test
-// alone: 9.6-9.9). A regression of the size of the one fixed (net/http
-// and crypto linked in for nothing: 10.9 MiB) fails it.
+// clients: the 10 MiB target (rping's is about 2), which make bench
+// measures in a fresh boot, plus 384 KiB for what the page cache of a VM
+// that ran the other tests adds: the kernel maps the shared libraries'
+// cached pages 64 KB around each one touched, and those grow as tests
+// run. A regression such as net/http and crypto linked in for nothing
+// fails it.
 const pingServerPeakKiB = 10<<10 + 384
 
 // TestSinglePingPersistentServerMemory: a -P server's peak RSS stays within
@@ -62,13 +61,10 @@ func TestSinglePingPersistentServerMemory(t *testing.T) {
 
 // checkFlatRSS fails t when a server's RSS, sampled after each of 100
 // clients, grew by more than 512 KiB from clients 31-50 to clients 81-100:
-// about 10 KiB a client, less than a leaked connection's buffers and QP (a
-// leak of 12 KiB a client, injected for a probe, failed 3 lab runs of 4
-// here). It compares the medians of the two windows, not single samples:
-// one sample swings by up to 250 KiB either way as the GC frees heap and
-// returns it to the kernel, and a CI run failed on that swing (9228 KiB
-// after client 50, 9748 after client 100); the medians of a flat server
-// differed by -28 to +260 in 17 lab runs.
+// about 10 KiB a client, less than a leaked connection's buffers and QP.
+// It compares the medians of the two windows, not single samples: one
+// sample swings by a few hundred KiB either way as the GC frees heap and
+// returns it to the kernel.
 func checkFlatRSS(t *testing.T, samples []int) {
 	t.Helper()
 	if len(samples) != 100 {

@@ -374,8 +374,8 @@ func TestSinglePerfLatencyDuration(t *testing.T) {
 // 15 runs in each role, each within 30 s. Debian 12's ib_write_lat (perftest
 // 4.5+0.17) waits for each write's completion without looking at its
 // clock: when the side that ends first tore its QP down before the other's
-// answer to its last write was acknowledged, ib_write_lat spun forever (a
-// CI run; 4 runs of 40 in a probe). So the end of a run must leave the
+// answer to its last write was acknowledged, ib_write_lat spun forever.
+// So the end of a run must leave the
 // peer's last write acknowledged.
 func TestSinglePerfWriteLatDurationEnd(t *testing.T) {
 	requireRole(t, "single")

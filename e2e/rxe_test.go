@@ -181,7 +181,7 @@ func cleanupNetdev(t *testing.T, netdev string) {
 	})
 }
 
-// TestSingleRxeEdgeCases (issue 9 item 9): loopback, names the kernel
+// TestSingleRxeEdgeCases: loopback, names the kernel
 // would mangle, netdevs that stay down, concurrent adds and an ignored
 // --name each get a true verdict and leave no stray link behind.
 func TestSingleRxeEdgeCases(t *testing.T) {
@@ -256,7 +256,7 @@ func TestSingleRxeEdgeCases(t *testing.T) {
 	})
 }
 
-// TestSingleRxeReadsOnlyWhatItPrints (issue 9 item 12): status and remove
+// TestSingleRxeReadsOnlyWhatItPrints: status and remove
 // print no GIDs and must read no GID table; add on a netdev that has its
 // device reads that one port's table only. (Reading every table made
 // status take 8 s where `rdma link show` takes 0.2 s.) strace counts the
@@ -272,7 +272,7 @@ func TestSingleRxeReadsOnlyWhatItPrints(t *testing.T) {
 		// --seccomp-bpf stops only at openat: plain strace slows every
 		// syscall down, which under TCG takes minutes. strace itself
 		// loses a thread of the traced program now and then ("ptrace(
-		// PTRACE_LISTEN, ...): Input/output error", once in a CI run):
+		// PTRACE_LISTEN, ...): Input/output error"):
 		// such a run says nothing of rdmactl and is repeated, with rxet
 		// back if the lost run removed it.
 		var res result
@@ -318,7 +318,7 @@ func TestSingleRxeReadsOnlyWhatItPrints(t *testing.T) {
 	}
 }
 
-// TestNoRxeRxeAddLoadsCMModules (issue 9 item 5): rxe add leaves the host
+// TestNoRxeRxeAddLoadsCMModules: rxe add leaves the host
 // ready for rdma_cm programs, loading ib_uverbs and rdma_ucm as rxe_cfg did.
 func TestNoRxeRxeAddLoadsCMModules(t *testing.T) {
 	requireRole(t, "single")

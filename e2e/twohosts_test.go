@@ -54,7 +54,7 @@ func TestTwoHostsPingInteropWithRping(t *testing.T) {
 	sameResult(t, "rdmactl server on A against rping client on B", realSrv, ourSrv)
 }
 
-// TestTwoHostsDemoNVIDIAVariant (issue 9, item 1) across the link: a peer
+// TestTwoHostsDemoNVIDIAVariant across the link: a peer
 // that sends NVIDIA's 18-byte message, on either side.
 func TestTwoHostsDemoNVIDIAVariant(t *testing.T) {
 	requireRole(t, "a")

@@ -92,7 +92,7 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 	fl.IntP("port", "p", 19875, "TCP port to listen on or connect to")
 	fl.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the peer: for the client to connect, and at each exchange")
 	// Test-only: let the lab's e2e tests make rdmactl stand in for peers
-	// that behave otherwise (issue 9: NVIDIA's 18-byte "SEDN operation",
+	// that behave otherwise (NVIDIA's 18-byte "SEDN operation",
 	// a peer that sends a wrong rkey).
 	fl.String("send-message", "", "test only: the message to SEND (and its size for every transfer)")
 	fl.Int64Var(&advertiseRKey, "advertise-rkey", 0, "test only: send this rkey to the peer instead of the MR's")

@@ -110,8 +110,7 @@ func TestDevinfoLongFlagsAndJSON(t *testing.T) {
 
 // The device and port come from a flag, else RDMACTL_DEVICE/IB_PORT, else
 // the config file.
-// ibv_devinfo reads no config and no environment; neither does devinfo
-// (issue 9: RDMACTL_DEVICE=rxe1 hid rxe0 from its output).
+// ibv_devinfo reads no config and no environment; neither does devinfo.
 func TestDevinfoIgnoresConfigAndEnvironment(t *testing.T) {
 	isolateConfig(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")

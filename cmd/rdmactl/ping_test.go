@@ -62,7 +62,7 @@ func TestPingNumbersParseLikeAtoi(t *testing.T) {
 }
 
 // rping's surface is its flags: the environment and the config file must
-// not change what an rping command line does (issue 9, item 4).
+// not change what an rping command line does.
 func TestPingIgnoresEnvironmentAndConfig(t *testing.T) {
 	t.Setenv("RDMACTL_CM_PORT", "20001")
 	o, _, _, err := runPingCmd(t, "-s")
@@ -78,7 +78,7 @@ func TestPingIgnoresEnvironmentAndConfig(t *testing.T) {
 	}
 }
 
-// rping ignores operands (issue 9, item 2): `-s 10.9.0.1 -v -C 3` is a
+// rping ignores operands: `-s 10.9.0.1 -v -C 3` is a
 // wildcard server with -v and -C 3.
 func TestPingOperandIgnoredLikeRping(t *testing.T) {
 	o, _, errOut, err := runPingCmd(t, "-s", "10.9.0.1", "-v", "-C", "3")

@@ -467,7 +467,7 @@ func TestPrintedGIDForms(t *testing.T) {
 	}
 }
 
-// TestRunNVIDIAVariant (issue 9, item 1): a server that sends NVIDIA's
+// TestRunNVIDIAVariant: a server that sends NVIDIA's
 // 18-byte "SEDN operation   " reaches the rdmactl client whole, and the
 // client moves as many bytes as the server's message had.
 func TestRunNVIDIAVariant(t *testing.T) {
@@ -486,7 +486,7 @@ func TestRunNVIDIAVariant(t *testing.T) {
 	}
 }
 
-// TestRunNoDevice (issue 9, item 7): no device, or a list that cannot be
+// TestRunNoDevice: no device, or a list that cannot be
 // read, is one line naming rdmactl doctor before any wait.
 func TestRunNoDevice(t *testing.T) {
 	for name, v := range map[string]*fakeVerbs{
@@ -504,7 +504,7 @@ func TestRunNoDevice(t *testing.T) {
 	}
 }
 
-// TestRunRemoteAccessError (issue 9, item 8): a wrong rkey makes the
+// TestRunRemoteAccessError: a wrong rkey makes the
 // client's RDMA read fail with status 0xa; the hint says the peer refused
 // the access and does not blame the GIDs.
 func TestRunRemoteAccessError(t *testing.T) {

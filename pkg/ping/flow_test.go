@@ -267,7 +267,7 @@ func TestBindPortInUse(t *testing.T) {
 }
 
 // --json and --stats report, and their verdict says whether every
-// requested ping came back validated (issue 9, item 6).
+// requested ping came back validated.
 func TestJSONVerdict(t *testing.T) {
 	a := "10.9.0.1"
 	type doc struct {

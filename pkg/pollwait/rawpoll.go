@@ -14,10 +14,8 @@ import (
 // Why raw: a cgo call or an ordinary system call that blocks tells the
 // scheduler, and the Go runtime then retakes the thread's P, wakes
 // another thread to hold it, lets sysmon fall asleep and wakes it again
-// at the next call — measured in the lab at 1 vCPU: about four context
-// switches per wait on top of the wait's own one (a blocking cgo poll:
-// 6.6 per wait, futex 3.6; a raw ppoll: 3.6, futex 0.4, in a loop that
-// waits on a pipe written every millisecond). A raw system call keeps
+// at the next call: several context switches per wait on top of the
+// wait's own one, which one CPU pays for in time. A raw system call keeps
 // the P, so a wait costs one sleep and one wake-up, as in C. The price:
 // the P runs nothing else meanwhile, so callers bound timeout (the
 // scheduler's preemption signal also ends the sleep after 10 ms) and use
