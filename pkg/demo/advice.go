@@ -25,7 +25,7 @@ func (r *runner) chooseGID() bool {
 	var e rdma.GIDEntry
 	ok := false
 	if err == nil {
-		e, ok = rdma.ChooseRoCEv2GID(table, local)
+		e, ok = rdma.ChooseGID(table, rdma.RoCEv2, local)
 	}
 	if !ok {
 		r.fail("could not choose a GID index: no RoCE v2 GID of %s port %d carries %s, the address of this end of the TCP connection", r.opts.Device, r.opts.IBPort, local)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/pkg/host"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
 )
 
@@ -319,7 +320,7 @@ func checkGIDs(f *Facts, target netip.Addr) Result {
 				}
 			}
 			for _, a := range addrs {
-				if g, ok := host.RoCEv2GID(p.GIDs, a.Addr()); ok {
+				if g, ok := rdma.ChooseGID(p.GIDs, rdma.RoCEv2, a.Addr()); ok {
 					good = append(good, fmt.Sprintf("%s → %s/%d index %d", a.Addr(), d.Name, p.Num, g.Index))
 					continue
 				}

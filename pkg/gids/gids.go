@@ -41,7 +41,7 @@ func (e Entry) Recommended() bool {
 // (RoCE v2 before RoCE v1, otherwise the listing order: device, port,
 // index).
 func ChooseForIP(entries []Entry, ip netip.Addr) (Entry, error) {
-	i := rdma.ChooseGIDIndex(len(entries), func(i int) rdma.GIDEntry { return entries[i].GIDEntry }, ip)
+	i := rdma.ChooseGIDIndex(len(entries), func(i int) rdma.GIDEntry { return entries[i].GIDEntry }, nil, ip)
 	if i < 0 {
 		return Entry{}, fmt.Errorf("no GID carries %s: add the address to the netdev of an RDMA device, or see 'rdmactl gids' for the GIDs there are", ip.Unmap())
 	}

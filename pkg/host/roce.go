@@ -37,8 +37,7 @@ func FindRoCEPort(dir, netdev string, ip netip.Addr) (RoCEPort, bool) {
 		})
 	}
 	port, _, ok := firstGID(dir, devs, func(e rdma.GIDEntry) bool {
-		a, ok := e.GID.IPv4()
-		return e.Type == rdma.GIDTypeRoCEv2 && ok && a == ip
+		return ip.Is4() && rdma.RoCEv2(e) && e.Carries(ip)
 	})
 	return port, ok
 }
@@ -61,7 +60,7 @@ func FirstRoCEAddr(dir string) (netip.Addr, bool) {
 	devs, _ := ReadDevices(dir)
 	_, e, ok := firstGID(dir, devs, func(e rdma.GIDEntry) bool {
 		_, ok := e.GID.IPv4()
-		return e.Type == rdma.GIDTypeRoCEv2 && ok
+		return rdma.RoCEv2(e) && ok
 	})
 	a, _ := e.GID.IPv4()
 	return a, ok

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -139,13 +138,4 @@ func readEnumAttr(path string) (string, error) {
 		return "", fmt.Errorf("%s: unexpected value %q", path, v)
 	}
 	return strings.TrimSpace(name), nil
-}
-
-// RoCEv2GID returns the RoCE v2 entry among gids that carries IPv4 address a.
-func RoCEv2GID(gids []rdma.GIDEntry, a netip.Addr) (rdma.GIDEntry, bool) {
-	e, ok := rdma.ChooseGID(gids, a)
-	if !ok || e.Type != rdma.GIDTypeRoCEv2 {
-		return rdma.GIDEntry{}, false
-	}
-	return e, true
 }

@@ -72,7 +72,7 @@ func TestReadDevicesFromLabSysfs(t *testing.T) {
 			t.Errorf("GID %d = %+v, want %+v", i, gids[i], want[i])
 		}
 	}
-	if g, ok := RoCEv2GID(gids, netip.MustParseAddr("10.9.0.1")); !ok || g.Index != 1 {
+	if g, ok := rdma.ChooseGID(gids, rdma.RoCEv2, netip.MustParseAddr("10.9.0.1")); !ok || g.Index != 1 {
 		t.Errorf("RoCE v2 GID for 10.9.0.1: %+v %v", g, ok)
 	}
 }

@@ -68,7 +68,7 @@ func autoGID(d rdma.Device, name string, port int, ip net.IP) (int, error) {
 		return 0, err
 	}
 	addr, _ := netip.AddrFromSlice(ip.To16())
-	e, ok := rdma.ChooseGID(entries, addr.Unmap())
+	e, ok := rdma.ChooseGID(entries, nil, addr.Unmap())
 	if !ok {
 		return 0, fmt.Errorf("no GID of %s port %d carries %s", name, port, addr.Unmap())
 	}

@@ -308,7 +308,7 @@ func (s *session) connectPeer() error {
 	if s.r.RDMACM { // rdma_cm has connected the QPs
 		return nil
 	}
-	if s.withGID && isV4Mapped(s.local.GID) != isV4Mapped(s.remote.GID) {
+	if s.withGID && isIPv4GID(s.local.GID) != isIPv4GID(s.remote.GID) {
 		return hinted(errors.New("Found Incompatibility issue with GID types: one side's GID is IPv4-mapped, the other's is not"),
 			"give both sides -x of the same IP version (or -x auto)")
 	}
@@ -357,13 +357,9 @@ func (s *session) peerErr(err error) error {
 	return fmt.Errorf("exchange with the peer failed: %w", err)
 }
 
-func isV4Mapped(g [16]byte) bool {
-	for _, b := range g[:10] {
-		if b != 0 {
-			return false
-		}
-	}
-	return g[10] == 0xff && g[11] == 0xff
+func isIPv4GID(g [16]byte) bool {
+	_, ok := rdma.GID(g).IPv4()
+	return ok
 }
 
 // HintedError carries a one-line hint on how to fix a classic failure.

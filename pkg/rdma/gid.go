@@ -93,11 +93,22 @@ func ParseGID(s string) (GID, error) {
 // IPv4-mapped form for IPv4.
 func GIDFor(ip netip.Addr) GID { return ip.Unmap().As16() }
 
-// ChooseGID is the one rule for picking a GID for an address: the entry
-// whose GID carries ip, RoCE v2 before RoCE v1 (v2 routes, and every peer
-// speaks it), otherwise the first in the order given.
-func ChooseGID(entries []GIDEntry, ip netip.Addr) (GIDEntry, bool) {
-	i := ChooseGIDIndex(len(entries), func(i int) GIDEntry { return entries[i] }, ip)
+// GIDFilter says which entries a GID choice may return; nil admits all.
+type GIDFilter func(GIDEntry) bool
+
+// RoCEv2 admits RoCE v2 entries only: the GIDs that route, that every peer
+// speaks, and that rdma_cm binds.
+func RoCEv2(e GIDEntry) bool { return e.Type == GIDTypeRoCEv2 }
+
+// Carries reports whether the entry's GID is the one RoCE uses for ip.
+func (e GIDEntry) Carries(ip netip.Addr) bool { return e.GID == GIDFor(ip) }
+
+// ChooseGID is the one rule for picking a GID for an address: for each of
+// ips in turn, the entry admitted by accept whose GID carries it, RoCE v2
+// before RoCE v1 (v2 routes, and every peer speaks it), otherwise the
+// first in the order given; the first address with such an entry wins.
+func ChooseGID(entries []GIDEntry, accept GIDFilter, ips ...netip.Addr) (GIDEntry, bool) {
+	i := ChooseGIDIndex(len(entries), func(i int) GIDEntry { return entries[i] }, accept, ips...)
 	if i < 0 {
 		return GIDEntry{}, false
 	}
@@ -106,30 +117,22 @@ func ChooseGID(entries []GIDEntry, ip netip.Addr) (GIDEntry, bool) {
 
 // ChooseGIDIndex is ChooseGID over n entries of any list, for lists that
 // carry more than the entry (the device and port too); -1 when none
-// carries ip.
-func ChooseGIDIndex(n int, entry func(i int) GIDEntry, ip netip.Addr) int {
-	want := GIDFor(ip)
-	best := -1
-	for i := 0; i < n; i++ {
-		e := entry(i)
-		if e.GID != want {
-			continue
+// qualifies.
+func ChooseGIDIndex(n int, entry func(i int) GIDEntry, accept GIDFilter, ips ...netip.Addr) int {
+	for _, ip := range ips {
+		best := -1
+		for i := 0; i < n; i++ {
+			e := entry(i)
+			if !e.Carries(ip) || (accept != nil && !accept(e)) {
+				continue
+			}
+			if best < 0 || (RoCEv2(e) && !RoCEv2(entry(best))) {
+				best = i
+			}
 		}
-		if best < 0 || (e.Type == GIDTypeRoCEv2 && entry(best).Type != GIDTypeRoCEv2) {
-			best = i
-		}
-	}
-	return best
-}
-
-// ChooseRoCEv2GID applies ChooseGID to each address in turn and returns
-// the first choice that is a RoCE v2 entry: the GID rdma_cm and the RC
-// demo should use on a port whose netdev has these addresses.
-func ChooseRoCEv2GID(entries []GIDEntry, addrs ...netip.Addr) (GIDEntry, bool) {
-	for _, a := range addrs {
-		if e, ok := ChooseGID(entries, a); ok && e.Type == GIDTypeRoCEv2 {
-			return e, true
+		if best >= 0 {
+			return best
 		}
 	}
-	return GIDEntry{}, false
+	return -1
 }

@@ -51,3 +51,38 @@ func TestGIDForAndIPv4(t *testing.T) {
 		t.Errorf("GIDFor(10.9.0.1) = %s", got)
 	}
 }
+
+func TestChooseGIDFilterAndAddressOrder(t *testing.T) {
+	v4 := netip.MustParseAddr("10.9.0.1")
+	v4b := netip.MustParseAddr("10.9.0.7")
+	entries := []GIDEntry{
+		{Index: 0, GID: GIDFor(v4), Type: GIDTypeRoCEv1},
+		{Index: 1, GID: GIDFor(v4b), Type: GIDTypeRoCEv1},
+		{Index: 2, GID: GIDFor(v4), Type: GIDTypeRoCEv2},
+	}
+	tests := []struct {
+		name   string
+		accept GIDFilter
+		ips    []netip.Addr
+		want   int // -1: none
+	}{
+		{"v2 before v1", nil, []netip.Addr{v4}, 2},
+		{"v1 when it is the only one", nil, []netip.Addr{v4b}, 1},
+		{"filter refuses the only entry", RoCEv2, []netip.Addr{v4b}, -1},
+		{"first address with an admitted entry wins", RoCEv2, []netip.Addr{v4b, v4}, 2},
+		{"unmapped and mapped forms are one address", nil, []netip.Addr{netip.MustParseAddr("::ffff:10.9.0.7")}, 1},
+		{"no address", nil, nil, -1},
+	}
+	for _, tt := range tests {
+		e, ok := ChooseGID(entries, tt.accept, tt.ips...)
+		if tt.want < 0 {
+			if ok {
+				t.Errorf("%s: chose %+v, want none", tt.name, e)
+			}
+			continue
+		}
+		if !ok || int(e.Index) != tt.want {
+			t.Errorf("%s: chose %+v (%v), want index %d", tt.name, e, ok, tt.want)
+		}
+	}
+}

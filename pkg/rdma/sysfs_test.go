@@ -41,12 +41,12 @@ func TestReadSysfsGIDs(t *testing.T) {
 	if len(got) != 2 || got[0].Type != GIDTypeRoCEv1 || got[1].Type != GIDTypeRoCEv2 || got[1].Index != 1 || got[1].Netdev != "veth0" {
 		t.Fatalf("ReadSysfsGIDs = %+v", got)
 	}
-	e, ok := ChooseRoCEv2GID(got, netip.MustParseAddr("10.9.0.7"), netip.MustParseAddr("10.9.0.1"))
+	e, ok := ChooseGID(got, RoCEv2, netip.MustParseAddr("10.9.0.7"), netip.MustParseAddr("10.9.0.1"))
 	if !ok || e.Index != 1 {
-		t.Errorf("ChooseRoCEv2GID = %+v, %v; want index 1", e, ok)
+		t.Errorf("ChooseGID = %+v, %v; want index 1", e, ok)
 	}
-	if _, ok := ChooseRoCEv2GID(got, netip.MustParseAddr("fe80::8025:ff:feb5:f48")); ok {
-		t.Errorf("ChooseRoCEv2GID chose the RoCE v1 link-local entry")
+	if _, ok := ChooseGID(got, RoCEv2, netip.MustParseAddr("fe80::8025:ff:feb5:f48")); ok {
+		t.Errorf("ChooseGID chose the RoCE v1 link-local entry")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -263,22 +264,20 @@ func downHint(nd host.Netdev) string {
 
 func hasIPv4GIDs(entries []rdma.GIDEntry, nd host.Netdev) bool {
 	for _, a := range nd.IPv4() {
-		if _, ok := host.RoCEv2GID(entries, a.Addr()); !ok {
+		if _, ok := rdma.ChooseGID(entries, rdma.RoCEv2, a.Addr()); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// chooseGID is the entry rdma_cm and the RC demo should use: the RoCE v2
-// GID of the netdev's first IPv4 address that has one.
-func chooseGID(entries []rdma.GIDEntry, nd host.Netdev) (rdma.GIDEntry, bool) {
+// ipv4Addrs are the netdev's IPv4 addresses, in its order.
+func ipv4Addrs(nd host.Netdev) []netip.Addr {
+	var out []netip.Addr
 	for _, a := range nd.IPv4() {
-		if g, ok := host.RoCEv2GID(entries, a.Addr()); ok {
-			return g, true
-		}
+		out = append(out, a.Addr())
 	}
-	return rdma.GIDEntry{}, false
+	return out
 }
 
 func rxeOn(devs []host.Device, netdev string) (host.Device, bool) {
@@ -320,7 +319,7 @@ type addResult struct {
 func printAdded(opts *AddOptions, dev host.Device, port host.Port, nd host.Netdev, created bool) error {
 	if opts.JSON {
 		res := addResult{Device: dev.Name, Netdev: nd.Name, Created: created, Port: port.Num, State: port.State, GIDs: port.GIDs}
-		if choice, ok := chooseGID(port.GIDs, nd); ok {
+		if choice, ok := rdma.ChooseGID(port.GIDs, rdma.RoCEv2, ipv4Addrs(nd)...); ok {
 			res.GIDIndex = &choice.Index
 		}
 		if res.GIDs == nil {
