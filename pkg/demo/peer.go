@@ -1,13 +1,9 @@
 package demo
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 )
 
@@ -75,18 +71,4 @@ func exchangeRecords(conn net.Conn, local Record, timeout time.Duration) (Record
 		return Record{}, err
 	}
 	return ReadRecord(conn)
-}
-
-// strerror gives the C library's wording for the errors the original
-// reports with perror, so its lines read the same.
-func strerror(err error) string {
-	var errno syscall.Errno
-	switch {
-	case errors.As(err, &errno):
-		s := errno.Error()
-		return strings.ToUpper(s[:1]) + s[1:]
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return "Connection timed out"
-	}
-	return err.Error()
 }

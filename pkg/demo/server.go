@@ -12,7 +12,7 @@ func (r *runner) acceptClient() bool {
 	var err error
 	r.conn, err = listenAccept(r.opts.TCPPort, r.opts.timeout())
 	if err != nil {
-		r.fail("server accept: %s", strerror(err))
+		r.fail("server accept: %s", rdma.Perror(err))
 		r.fail("accept() failed")
 		r.fail("failed to establish TCP connection with client on port %d", r.opts.TCPPort)
 		return false

@@ -94,7 +94,7 @@ func Collect(src Source, sel Selection) (*Report, error) {
 func listDevices(src Source) ([]rdma.DeviceEntry, error) {
 	list, err := src.DeviceList()
 	if err != nil {
-		return nil, &ToolError{Line: "Failed to get IB devices list: " + strerror(err) + "\n", Status: -1,
+		return nil, &ToolError{Line: "Failed to get IB devices list: " + rdma.Perror(err) + "\n", Status: -1,
 			Msg: "cannot list RDMA devices: " + err.Error()}
 	}
 	return list, nil
@@ -178,14 +178,4 @@ func portRange(n uint8) string {
 		return "only port 1"
 	}
 	return fmt.Sprintf("ports 1-%d", n)
-}
-
-// strerror is what the C tool prints for err (perror's text): the C
-// library's wording of its errno.
-func strerror(err error) string {
-	var e *rdma.Error
-	if errors.As(err, &e) {
-		return rdma.Strerror(e.Errno)
-	}
-	return err.Error()
 }

@@ -25,7 +25,7 @@ func RunDevices(opts DevicesOptions) error {
 		if opts.JSON {
 			return cli.Failf("cannot list RDMA devices: %v", err)
 		}
-		fmt.Fprintf(errOut, "Failed to get IB devices list: %s\n", strerror(err))
+		fmt.Fprintf(errOut, "Failed to get IB devices list: %s\n", rdma.Perror(err))
 		return cli.SilentExit(1)
 	}
 	if opts.JSON {

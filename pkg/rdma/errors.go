@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 )
@@ -35,6 +36,20 @@ func Strerror(e syscall.Errno) string {
 }
 
 var glibcOnly = map[syscall.Errno]string{133: "Memory page has hardware error"}
+
+// Perror is the text perror(3) would print after a C tool's call failed
+// with err: the C library's wording of the errno err carries (a deadline
+// that passed is ETIMEDOUT), else err's own text.
+func Perror(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return Strerror(syscall.ETIMEDOUT)
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return Strerror(errno)
+	}
+	return err.Error()
+}
 
 // ErrnoOf is the errno an error carries, as a C caller would see it in
 // errno, or -1 when it carries none.
