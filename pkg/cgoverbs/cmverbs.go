@@ -140,7 +140,7 @@ func (cq cmCQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration
 		fd = int(ec.fd())
 	}
 	n, ready, err := cq.CQ.Await(wc, fd, timeout)
-	if err != nil && !errors.Is(err, ErrTimeout) {
+	if err != nil && !errors.Is(err, rdma.ErrTimeout) {
 		err = asRDMAError("waiting for completions", err)
 	}
 	return n, ready, err

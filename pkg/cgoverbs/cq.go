@@ -179,9 +179,6 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// ErrTimeout is returned by the waiting calls when their timeout passed.
-var ErrTimeout error = syscall.ETIMEDOUT
-
 // CompChannel delivers completion events; its fd can be polled.
 type CompChannel struct {
 	ch *C.struct_ibv_comp_channel
@@ -263,7 +260,7 @@ func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 // Await returns completions, blocking on the completion channel — and on
 // otherFd too when it is >= 0 — for at most timeout (negative = forever).
 // It polls first and arms notification itself. otherReady reports that otherFd became
-// readable (n may then be 0). On timeout err is ErrTimeout.
+// readable (n may then be 0). On timeout err is rdma.ErrTimeout.
 // One cgo call per wait; nothing is allocated.
 func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, otherReady bool, err error) {
 	if cq.ch == nil {
@@ -272,7 +269,7 @@ func (cq *CQ) Await(wc []rdma.WC, otherFd int, timeout time.Duration) (n int, ot
 	rc := int(C.cv_await(cq.cq, cq.ch.ch, cq.st, C.int(len(wc)), C.int(otherFd), timeoutMillis(timeout)))
 	if rc < 0 {
 		if syscall.Errno(-rc) == syscall.ETIMEDOUT {
-			return 0, false, ErrTimeout
+			return 0, false, rdma.ErrTimeout
 		}
 		return 0, false, callErr("waiting for completions", C.int(rc))
 	}
