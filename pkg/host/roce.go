@@ -106,9 +106,9 @@ func onNetdev(dir string, d Device, netdev string) bool {
 // eachGID reads the port's GID entries in index order and returns the
 // first one match accepts, without reading the rest of the table.
 func eachGID(dir string, p Port, match func(rdma.GIDEntry) bool) *rdma.GIDEntry {
-	ll := rdma.ParseSysfsLinkLayer(p.LinkLayer)
+	ll := ParseSysfsLinkLayer(p.LinkLayer)
 	for i := uint32(0); ; i++ {
-		e, err := rdma.ReadSysfsGID(dir, i, ll)
+		e, err := ReadSysfsGID(dir, i, ll)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // past the end of the table
 		}

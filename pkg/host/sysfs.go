@@ -14,7 +14,7 @@ import (
 )
 
 // ClassDir is where the kernel lists RDMA devices.
-const ClassDir = rdma.SysfsClassDir
+const ClassDir = "/sys/class/infiniband"
 
 // Device is an RDMA device as sysfs shows it.
 type Device struct {
@@ -116,7 +116,7 @@ func readPort(dir string, num int) (Port, error) {
 // ReadPortGIDs reads the populated GID entries of one port under dir
 // (normally ClassDir).
 func ReadPortGIDs(dir, device string, port int) ([]rdma.GIDEntry, error) {
-	return rdma.ReadSysfsGIDs(portDir(dir, device, port))
+	return ReadSysfsGIDs(portDir(dir, device, port))
 }
 
 func readAttr(path string) (string, error) {

@@ -1,4 +1,4 @@
-package rdma
+package host
 
 import (
 	"errors"
@@ -9,42 +9,42 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// SysfsClassDir is where the kernel lists RDMA devices.
-const SysfsClassDir = "/sys/class/infiniband"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
 
 // ParseSysfsGIDType reads a gid_attrs/types file's value: "RoCE v2", or
 // "IB/RoCE v1", which is RoCE v1 on an Ethernet port and IB otherwise.
-func ParseSysfsGIDType(s string, ll LinkLayer) (GIDType, error) {
+func ParseSysfsGIDType(s string, ll rdma.LinkLayer) (rdma.GIDType, error) {
 	switch strings.TrimSpace(s) {
 	case "RoCE v2":
-		return GIDTypeRoCEv2, nil
+		return rdma.GIDTypeRoCEv2, nil
 	case "IB/RoCE v1":
-		if ll == LinkLayerEthernet {
-			return GIDTypeRoCEv1, nil
+		if ll == rdma.LinkLayerEthernet {
+			return rdma.GIDTypeRoCEv1, nil
 		}
-		return GIDTypeIB, nil
+		return rdma.GIDTypeIB, nil
 	}
 	return 0, fmt.Errorf("unknown GID type %q", s)
 }
 
 // ParseSysfsLinkLayer reads a port's link_layer file ("Ethernet", "InfiniBand").
-func ParseSysfsLinkLayer(s string) LinkLayer {
-	for v, name := range linkLayerNames {
-		if name == strings.TrimSpace(s) {
-			return v
-		}
+func ParseSysfsLinkLayer(s string) rdma.LinkLayer {
+	switch strings.TrimSpace(s) {
+	case "InfiniBand":
+		return rdma.LinkLayerInfiniBand
+	case "Ethernet":
+		return rdma.LinkLayerEthernet
 	}
-	return LinkLayerUnspecified
+	return rdma.LinkLayerUnspecified
 }
 
 // ReadSysfsGIDs reads the populated GID entries of one port from its sysfs
 // directory (SysfsClassDir/DEV/ports/N), in index order. Empty entries
 // read as zeros and their type files fail (EINVAL), so both are skipped;
 // Netdev is the gid_attrs/ndevs name.
-func ReadSysfsGIDs(portDir string) ([]GIDEntry, error) {
-	ll := LinkLayerUnspecified
+func ReadSysfsGIDs(portDir string) ([]rdma.GIDEntry, error) {
+	ll := rdma.LinkLayerUnspecified
 	if b, err := os.ReadFile(filepath.Join(portDir, "link_layer")); err == nil {
 		ll = ParseSysfsLinkLayer(string(b))
 	}
@@ -52,14 +52,14 @@ func ReadSysfsGIDs(portDir string) ([]GIDEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []GIDEntry
+	var out []rdma.GIDEntry
 	for _, n := range names {
 		idx, err := strconv.ParseUint(n.Name(), 10, 32)
 		if err != nil {
 			continue
 		}
 		e, err := ReadSysfsGID(portDir, uint32(idx), ll)
-		if errors.Is(err, ErrNoGID) {
+		if errors.Is(err, rdma.ErrNoGID) {
 			continue
 		}
 		if err != nil {
@@ -73,30 +73,30 @@ func ReadSysfsGIDs(portDir string) ([]GIDEntry, error) {
 
 // ReadSysfsGID reads entry index of the port whose link layer is ll;
 // ErrNoGID when the entry is empty.
-func ReadSysfsGID(portDir string, index uint32, ll LinkLayer) (GIDEntry, error) {
+func ReadSysfsGID(portDir string, index uint32, ll rdma.LinkLayer) (rdma.GIDEntry, error) {
 	n := strconv.FormatUint(uint64(index), 10)
 	raw, err := os.ReadFile(filepath.Join(portDir, "gids", n))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return GIDEntry{}, err
+			return rdma.GIDEntry{}, err
 		}
-		return GIDEntry{}, ErrNoGID
+		return rdma.GIDEntry{}, rdma.ErrNoGID
 	}
-	g, err := ParseGID(strings.TrimSpace(string(raw)))
+	g, err := rdma.ParseGID(strings.TrimSpace(string(raw)))
 	if err != nil {
-		return GIDEntry{}, err
+		return rdma.GIDEntry{}, err
 	}
 	if g.IsZero() {
-		return GIDEntry{}, ErrNoGID
+		return rdma.GIDEntry{}, rdma.ErrNoGID
 	}
 	typ, err := os.ReadFile(filepath.Join(portDir, "gid_attrs", "types", n))
 	if err != nil {
-		return GIDEntry{}, ErrNoGID // the entry went away while we read it
+		return rdma.GIDEntry{}, rdma.ErrNoGID // the entry went away while we read it
 	}
 	t, err := ParseSysfsGIDType(string(typ), ll)
 	if err != nil {
-		return GIDEntry{}, err
+		return rdma.GIDEntry{}, err
 	}
 	ndev, _ := os.ReadFile(filepath.Join(portDir, "gid_attrs", "ndevs", n))
-	return GIDEntry{Index: index, GID: g, Type: t, Netdev: strings.TrimSpace(string(ndev))}, nil
+	return rdma.GIDEntry{Index: index, GID: g, Type: t, Netdev: strings.TrimSpace(string(ndev))}, nil
 }

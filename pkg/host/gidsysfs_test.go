@@ -1,10 +1,12 @@
-package rdma
+package host
 
 import (
 	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 func writeFile(t *testing.T, path, s string) {
@@ -38,23 +40,23 @@ func TestReadSysfsGIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Type != GIDTypeRoCEv1 || got[1].Type != GIDTypeRoCEv2 || got[1].Index != 1 || got[1].Netdev != "veth0" {
+	if len(got) != 2 || got[0].Type != rdma.GIDTypeRoCEv1 || got[1].Type != rdma.GIDTypeRoCEv2 || got[1].Index != 1 || got[1].Netdev != "veth0" {
 		t.Fatalf("ReadSysfsGIDs = %+v", got)
 	}
-	e, ok := ChooseGID(got, RoCEv2, netip.MustParseAddr("10.9.0.7"), netip.MustParseAddr("10.9.0.1"))
+	e, ok := rdma.ChooseGID(got, rdma.RoCEv2, netip.MustParseAddr("10.9.0.7"), netip.MustParseAddr("10.9.0.1"))
 	if !ok || e.Index != 1 {
 		t.Errorf("ChooseGID = %+v, %v; want index 1", e, ok)
 	}
-	if _, ok := ChooseGID(got, RoCEv2, netip.MustParseAddr("fe80::8025:ff:feb5:f48")); ok {
+	if _, ok := rdma.ChooseGID(got, rdma.RoCEv2, netip.MustParseAddr("fe80::8025:ff:feb5:f48")); ok {
 		t.Errorf("ChooseGID chose the RoCE v1 link-local entry")
 	}
 }
 
 func TestParseSysfsGIDType(t *testing.T) {
-	if v, _ := ParseSysfsGIDType("IB/RoCE v1", LinkLayerInfiniBand); v != GIDTypeIB {
+	if v, _ := ParseSysfsGIDType("IB/RoCE v1", rdma.LinkLayerInfiniBand); v != rdma.GIDTypeIB {
 		t.Errorf("IB/RoCE v1 on InfiniBand = %v", v)
 	}
-	if _, err := ParseSysfsGIDType("RoCE v3", LinkLayerEthernet); err == nil {
+	if _, err := ParseSysfsGIDType("RoCE v3", rdma.LinkLayerEthernet); err == nil {
 		t.Errorf("unknown type accepted")
 	}
 }
