@@ -14,7 +14,6 @@ import (
 // config file are rdmactl's own defaults; devinfo and devices emulate
 // ibv_devinfo and ibv_devices, which read neither.
 func TestSingleEmulatedIgnoresConfig(t *testing.T) {
-	requireRole(t, "single")
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte("device: rxe1\nib_port: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,7 +37,6 @@ func TestSingleEmulatedIgnoresConfig(t *testing.T) {
 // TestSingleCLISlips: usage errors exit 2 with one line;
 // bad defaults name their source (variable or file:key) and value.
 func TestSingleCLISlips(t *testing.T) {
-	requireRole(t, "single")
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -81,7 +79,6 @@ func TestSingleCLISlips(t *testing.T) {
 // TestSingleSmokeScript: the `make lab` session waits for
 // its servers instead of sleeping 1 s, and exits non-zero when a step fails.
 func TestSingleSmokeScript(t *testing.T) {
-	requireRole(t, "single")
 	dir := t.TempDir()
 	// A server that takes 2 s to start listening, as on a cold VM.
 	slow := filepath.Join(dir, "slow")
@@ -107,7 +104,6 @@ func TestSingleSmokeScript(t *testing.T) {
 
 // TestSingleEmulatedBadOptionExit: a bad option exits with the tool's code.
 func TestSingleEmulatedBadOptionExit(t *testing.T) {
-	requireRole(t, "single")
 	for _, args := range [][]string{{"--bogus"}, {"-d"}} {
 		real := run(t, time.Minute, "ibv_devinfo", args...)
 		ours := run(t, time.Minute, rdmactl, append([]string{"devinfo"}, args...)...)

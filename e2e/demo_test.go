@@ -4,25 +4,15 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 )
 
-// waitTCPListen polls the socket table until a TCP listener on port shows
-// up. It does not connect: the demo server accepts exactly one connection.
+// waitTCPListen waits until a TCP listener on port shows up.
 func waitTCPListen(t *testing.T, port int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		out, _ := exec.Command("ss", "-Hltn", fmt.Sprintf("sport = :%d", port)).Output()
-		if strings.TrimSpace(string(out)) != "" {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on TCP port %d after 30s", port)
+	pollUntil(t, 30*time.Second, 100*time.Millisecond, fmt.Sprintf("nothing listens on TCP port %d", port), func() bool { return tcpListening(port) })
 }
 
 func demoArgs(server string, gid string, port int) []string {
@@ -58,7 +48,6 @@ func checkDemoSuccess(t *testing.T, srv, cli result) {
 }
 
 func TestSingleDemoBothSides(t *testing.T) {
-	requireRole(t, "single")
 	for _, gid := range []string{"1", "auto"} {
 		t.Run("gid-"+gid, func(t *testing.T) {
 			port := 19900 + len(gid)
@@ -73,7 +62,6 @@ func TestSingleDemoBothSides(t *testing.T) {
 // TestSingleDemoWrongGIDIndex: the link-local GID on one side makes RTR
 // fail on both, as with the original program, plus a hint, in bounded time.
 func TestSingleDemoWrongGIDIndex(t *testing.T) {
-	requireRole(t, "single")
 	port := 19910
 	begin := time.Now()
 	s := start(t, 2*time.Minute, rdmactl, demoArgs("", "0", port)...)
@@ -98,7 +86,6 @@ func TestSingleDemoWrongGIDIndex(t *testing.T) {
 
 // TestTwoHostsDemo: server on host A, client on host B, across the link.
 func TestTwoHostsDemo(t *testing.T) {
-	requireRole(t, "a")
 	for _, gid := range []string{"1", "auto"} {
 		t.Run("gid-"+gid, func(t *testing.T) {
 			port := 19920 + len(gid)
@@ -144,7 +131,6 @@ func checkNVIDIAInterop(t *testing.T, srv, cli result) {
 // TestSingleDemoNVIDIAVariant: rdmactl works with a peer
 // that sends NVIDIA's 18-byte "SEDN operation   ", in both roles.
 func TestSingleDemoNVIDIAVariant(t *testing.T) {
-	requireRole(t, "single")
 	t.Run("rdmactl-client", func(t *testing.T) {
 		port := 19930
 		s := start(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("", "1", port))...)
@@ -170,7 +156,6 @@ func TestSingleDemoNVIDIAVariant(t *testing.T) {
 // must follow from that — the peer refused the access — and not blame the
 // GIDs, which were fine.
 func TestSingleDemoRemoteAccessError(t *testing.T) {
-	requireRole(t, "single")
 	port := 19932
 	s := start(t, 2*time.Minute, rdmactl, append(demoArgs("", "1", port), "--advertise-rkey", "0xdeadbe00")...)
 	waitTCPListen(t, port)
@@ -196,7 +181,6 @@ func TestSingleDemoRemoteAccessError(t *testing.T) {
 // server must not wait for a peer: one line naming the problem and
 // `rdmactl doctor`, exit 1, at once.
 func TestNoRxeDemoNoDevice(t *testing.T) {
-	requireRole(t, "single")
 	if devs := run(t, 30*time.Second, "ibv_devices"); strings.Contains(devs.Stdout, "rxe") {
 		t.Fatalf("the lab has RDMA devices; this test needs none:\n%s", devs.Stdout)
 	}

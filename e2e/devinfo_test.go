@@ -14,7 +14,6 @@ import (
 // TestSingleDevinfoMatchesIbvDevinfo compares rdmactl devinfo with the
 // installed ibv_devinfo for the same flags, errors included.
 func TestSingleDevinfoMatchesIbvDevinfo(t *testing.T) {
-	requireRole(t, "single")
 	for _, flags := range [][]string{
 		{},
 		{"-v"},
@@ -36,7 +35,6 @@ func TestSingleDevinfoMatchesIbvDevinfo(t *testing.T) {
 }
 
 func TestSingleDevicesMatchesIbvDevices(t *testing.T) {
-	requireRole(t, "single")
 	real := run(t, time.Minute, "ibv_devices")
 	ours := run(t, time.Minute, rdmactl, "devices")
 	sameResult(t, "devices", real, ours)
@@ -45,7 +43,6 @@ func TestSingleDevicesMatchesIbvDevices(t *testing.T) {
 // TestNoRxeDevinfoWithoutDevices: with no RDMA device at all, both tools
 // must say so the same way.
 func TestNoRxeDevinfoWithoutDevices(t *testing.T) {
-	requireRole(t, "single")
 	real := run(t, time.Minute, "ibv_devinfo")
 	ours := run(t, time.Minute, rdmactl, "devinfo")
 	sameResult(t, "devinfo with no devices", real, ours)
@@ -90,7 +87,6 @@ func readSysfsGIDs(t *testing.T) []sysfsGID {
 // TestSingleGidsMatchSysfs checks every populated GID the kernel lists
 // appears in rdmactl gids with its version and netdev, and nothing else.
 func TestSingleGidsMatchSysfs(t *testing.T) {
-	requireRole(t, "single")
 	res := run(t, time.Minute, rdmactl, "gids")
 	if res.Code != 0 {
 		t.Fatalf("rdmactl gids: exit %d: %s", res.Code, res.Stderr)
@@ -131,7 +127,6 @@ func contains(list []string, s string) bool {
 // TestSingleGidsIPPicksRoCEv2Entry: --ip prints the index whose GID is
 // ::ffff:<ip> with type RoCE v2, as sysfs says.
 func TestSingleGidsIPPicksRoCEv2Entry(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct{ ip, dev string }{{"10.9.0.1", "rxe0"}, {"10.9.0.2", "rxe1"}} {
 		res := run(t, time.Minute, rdmactl, "gids", "--ip", c.ip)
 		if res.Code != 0 {
@@ -172,7 +167,6 @@ func ipv4Suffix(ip string) string {
 // TestSingleBadInput: each mistake gives one clear line and a non-zero
 // exit, quickly.
 func TestSingleBadInput(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct {
 		args []string
 		code int

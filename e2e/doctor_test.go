@@ -24,7 +24,6 @@ func checkLine(out, name string) string {
 // /dev/infiniband/rdma_cm is absent, yet rping works (the module loads on
 // first use): doctor must not fail that host.
 func TestNoRxeDoctorRdmaCMOnDemand(t *testing.T) {
-	requireRole(t, "single")
 	t.Cleanup(func() {
 		sh(t, time.Minute, "rdma link delete rxe0; rdma link delete rxe1; modprobe -r rdma_rxe; modprobe rdma_ucm")
 	})
@@ -55,7 +54,6 @@ func TestNoRxeDoctorRdmaCMOnDemand(t *testing.T) {
 // TestSingleDoctorIPNeighbour: an on-link address that
 // never answers ARP is a failed check naming what was seen, not "all ok".
 func TestSingleDoctorIPNeighbour(t *testing.T) {
-	requireRole(t, "single")
 	res := run(t, 2*time.Minute, rdmactl, "doctor", "--ip", "10.9.0.77")
 	if res.Code != 1 || !strings.Contains(res.Stdout, "10.9.0.77") || !strings.Contains(res.Stdout, "ARP") {
 		t.Errorf("doctor --ip 10.9.0.77 (nobody there): exit %d, want 1 and a failed check saying ARP got no answer:\n%s%s", res.Code, res.Stdout, res.Stderr)
@@ -70,7 +68,6 @@ func TestSingleDoctorIPNeighbour(t *testing.T) {
 // (the cold VM took more than 5 s) is waited for; one that does not finish
 // is reported as timed out, never as "run as root".
 func TestSingleDoctorSlowFirewallTool(t *testing.T) {
-	requireRole(t, "single")
 	dir := t.TempDir()
 	fake := "#!/bin/sh\nsleep 7\nexec /usr/sbin/iptables-save \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "iptables-save"), []byte(fake), 0o755); err != nil {

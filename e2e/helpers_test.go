@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -178,16 +177,4 @@ func quote(s string, present bool) string {
 		return "(none)"
 	}
 	return "\"" + strings.ReplaceAll(s, "\t", `\t`) + "\""
-}
-
-// requireRole fails a test booted in the wrong topology.
-func requireRole(t *testing.T, roles ...string) {
-	t.Helper()
-	role := os.Getenv("LAB_ROLE")
-	for _, r := range roles {
-		if r == role {
-			return
-		}
-	}
-	t.Fatalf("this test needs lab role %v, running in %q", roles, role)
 }

@@ -33,7 +33,6 @@ func checkSchema(t *testing.T, name string, wantFail bool, r result, what string
 // on failure, run for real in the lab and validated against the schema
 // the repository keeps for it (pkg/cli/schema).
 func TestSingleJSONSchemas(t *testing.T) {
-	requireRole(t, "single")
 	const minute = time.Minute
 	for _, c := range []struct {
 		schema string

@@ -14,7 +14,6 @@ import (
 // command prints exactly one JSON document on stdout — its own with
 // ok:false, or the error document — and exits non-zero.
 func TestSingleJSONOnFailure(t *testing.T) {
-	requireRole(t, "single")
 	for _, args := range [][]string{
 		{"-j", "devinfo", "-d", "nosuch"},
 		{"-j", "gids", "--ip", "10.77.0.1"},
@@ -51,7 +50,6 @@ func TestSingleJSONOnFailure(t *testing.T) {
 // TestSingleJSONBigIntegers: devinfo's max_mr_size (2^64-1 on rxe) is a
 // string, so it survives jq and JavaScript.
 func TestSingleJSONBigIntegers(t *testing.T) {
-	requireRole(t, "single")
 	r := run(t, time.Minute, rdmactl, "-j", "devinfo", "-d", "rxe0")
 	if r.Code != 0 || !strings.Contains(r.Stdout, `"max_mr_size":"18446744073709551615"`) || !strings.HasPrefix(r.Stdout, `{"schema_version":2,`) {
 		t.Errorf("devinfo -j: exit %d\n%s", r.Code, r.Stdout)

@@ -7,7 +7,9 @@
 // per topology and re-runs this same test binary inside it, where LAB_ROLE
 // is set. Tests are named after the topology they need: TestSingle* (one VM,
 // rxe0+rxe1), TestTwoHosts* (two VMs), TestNoRxe* (one VM, rdma_rxe not
-// loaded). When the lab cannot boot, the run fails: it never skips.
+// loaded); the name is the only place a test's topology is chosen, since
+// each boot runs only the tests of its prefix. When the lab cannot boot,
+// the run fails: it never skips.
 //
 // E2E_MODES=single,twohosts,norxe picks topologies; E2E_RUN=regexp narrows
 // the tests within each (matched after the topology prefix, or used as it

@@ -31,7 +31,6 @@ const pingServerPeakKiB = 10<<10 + 384
 // most the binary's pages can cost (run from the 9p share it stays about
 // 3 MiB lower).
 func TestSinglePingPersistentServerMemory(t *testing.T) {
-	requireRole(t, "single")
 	bin := filepath.Join(t.TempDir(), "rdmactl")
 	copyFile(t, rdmactl, bin, 0o755)
 	port := freshPort()

@@ -54,11 +54,11 @@ func singlePair(t *testing.T) func(string, []string, string, []string) (result, 
 // singlePairWithin is singlePair with each side killed after limit.
 func singlePairWithin(t *testing.T, limit time.Duration) func(string, []string, string, []string) (result, result) {
 	return func(sn string, sa []string, cn string, ca []string) (result, result) {
-		s := start(t, limit, sn, sa...)
-		waitTCPListen(t, perfPort)
-		cli := run(t, limit, cn, append(ca, "10.9.0.1")...)
-		logFailure(t, "client", cli)
-		return s.wait(t), cli
+		return runPair(t, limit, sn, sa, func() { waitTCPListen(t, perfPort) }, func() result {
+			cli := run(t, limit, cn, append(ca, "10.9.0.1")...)
+			logFailure(t, "client", cli)
+			return cli
+		})
 	}
 }
 
@@ -109,7 +109,6 @@ func checkPerf(t *testing.T, test string, srv, cli result) {
 // TestSinglePerfInteropWithPerftest: every test, rdmactl against the real
 // perftest in both roles, both on rxe0 -x 1.
 func TestSinglePerfInteropWithPerftest(t *testing.T) {
-	requireRole(t, "single")
 	for _, test := range []string{"write_bw", "send_lat", "read_bw", "write_lat", "read_lat", "send_bw"} {
 		// Few iterations: the whole -run Perf must fit go test's default
 		// 10 minutes under emulation, boots included.
@@ -125,7 +124,6 @@ func TestSinglePerfInteropWithPerftest(t *testing.T) {
 
 // TestSinglePerfAllSizes: -a runs 2 … 2^23 against ib_write_bw.
 func TestSinglePerfAllSizes(t *testing.T) {
-	requireRole(t, "single")
 	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", singlePair(t), "-d", "rxe0", "-x", "1", "-a", "-n", "5")
 	checkPerf(t, "write_bw", srv, cli)
 	if n := len(bwRow.FindAllString(cli.Stdout, -1)); n != 23 {
@@ -135,7 +133,6 @@ func TestSinglePerfAllSizes(t *testing.T) {
 
 // TestSinglePerfHints: the classic failures end in one line and a hint.
 func TestSinglePerfHints(t *testing.T) {
-	requireRole(t, "single")
 	perfPort++
 	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-x", "1", "-p", fmt.Sprint(perfPort), "10.9.0.1")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not started") {
@@ -158,7 +155,6 @@ func TestSinglePerfHints(t *testing.T) {
 // TestSinglePerfJSON: --json carries the numbers and the CPU per iteration;
 // -x auto (given last, it overrides -x 1) picks perftest's GID.
 func TestSinglePerfJSON(t *testing.T) {
-	requireRole(t, "single")
 	srv, cli := perfPair(t, "send_lat", "perftest", "rdmactl", func(sn string, sa []string, cn string, ca []string) (result, result) {
 		s := start(t, 4*time.Minute, sn, sa...)
 		waitTCPListen(t, perfPort)
@@ -185,7 +181,6 @@ var perftestQPN = regexp.MustCompile(`(?m)^ (local|remote) address: LID \w+ QPN 
 // ib_write_bw -q 2: qp_pairs holds both QPs, each remote record the QP
 // perftest printed as its local one, each local record perftest's remote.
 func TestSinglePerfJSONTwoQPs(t *testing.T) {
-	requireRole(t, "single")
 	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", func(sn string, sa []string, cn string, ca []string) (result, result) {
 		return singlePair(t)(sn, sa, cn, append(append([]string{}, ca...), "--json"))
 	}, "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")
@@ -225,7 +220,6 @@ func TestSinglePerfJSONTwoQPs(t *testing.T) {
 
 // TestTwoHostsPerfWriteBW: write_bw across two kernels, each tool in each role.
 func TestTwoHostsPerfWriteBW(t *testing.T) {
-	requireRole(t, "a")
 	cross := func(sn string, sa []string, cn string, ca []string) (result, result) {
 		s := start(t, 4*time.Minute, sn, sa...)
 		waitTCPListen(t, perfPort)
@@ -245,7 +239,6 @@ func TestTwoHostsPerfWriteBW(t *testing.T) {
 // loop) and read_lat --busy-poll against the real perftest, each tool in
 // each role.
 func TestSinglePerfBusyPoll(t *testing.T) {
-	requireRole(t, "single")
 	busy := func(sn string, sa []string, cn string, ca []string) (result, result) {
 		if sn == rdmactl {
 			sa = append(append([]string{}, sa...), "--busy-poll")
@@ -269,7 +262,6 @@ func TestSinglePerfBusyPoll(t *testing.T) {
 // perftest's with -q 2, each tool in each role: two records each way, and
 // the rows count both QPs' messages.
 func TestSinglePerfTwoQPs(t *testing.T) {
-	requireRole(t, "single")
 	for _, test := range []string{"write_bw", "read_bw", "send_bw"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
@@ -292,7 +284,6 @@ func TestSinglePerfTwoQPs(t *testing.T) {
 // against perftest's, each tool in each role: both finish, and the server
 // posts (and says it posts) two receives at a time.
 func TestSinglePerfRxDepth(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct {
 		test string
 		cm   bool
@@ -323,7 +314,6 @@ var durRow = regexp.MustCompile(`(?m)^ (\d+) +([1-9]\d*) +(\d+\.\d\d) +(\d+\.\d\
 // both sides count only perftest's sample window (the 2 s between 1 s
 // margins), so their counts agree within a quarter.
 func TestSinglePerfBWDuration(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct{ test, qps string }{{"write_bw", "1"}, {"send_bw", "1"}, {"send_bw", "2"}} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(c.test+"/q"+c.qps+"/"+roles[0]+"-server", func(t *testing.T) {
@@ -349,7 +339,6 @@ func TestSinglePerfBWDuration(t *testing.T) {
 // the real perftest, each tool in each role: both print the duration
 // table (t_avg, tps) with messages counted.
 func TestSinglePerfLatencyDuration(t *testing.T) {
-	requireRole(t, "single")
 	for _, test := range []string{"send_lat", "write_lat", "read_lat"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
@@ -378,7 +367,6 @@ func TestSinglePerfLatencyDuration(t *testing.T) {
 // So the end of a run must leave the
 // peer's last write acknowledged.
 func TestSinglePerfWriteLatDurationEnd(t *testing.T) {
-	requireRole(t, "single")
 	for _, roles := range [][2]string{{"rdmactl", "perftest"}, {"perftest", "rdmactl"}} {
 		t.Run(roles[0]+"-server", func(t *testing.T) {
 			for i := 0; i < 15; i++ {

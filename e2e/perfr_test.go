@@ -14,11 +14,11 @@ import (
 // client starts once the server's rdma_cm listener is up.
 func cmPair(t *testing.T) func(string, []string, string, []string) (result, result) {
 	return func(sn string, sa []string, cn string, ca []string) (result, result) {
-		s := start(t, 4*time.Minute, sn, sa...)
-		waitListening(t, perfPort)
-		cli := run(t, 4*time.Minute, cn, append(ca, "10.9.0.1")...)
-		logFailure(t, "client", cli)
-		return s.wait(t), cli
+		return runPair(t, 4*time.Minute, sn, sa, func() { waitListening(t, perfPort) }, func() result {
+			cli := run(t, 4*time.Minute, cn, append(ca, "10.9.0.1")...)
+			logFailure(t, "client", cli)
+			return cli
+		})
 	}
 }
 
@@ -47,7 +47,6 @@ var runVaries = regexp.MustCompile(`(QPN|PSN) 0x[0-9a-f]+`)
 // address records read as perftest's in the same role, and nothing is
 // left behind.
 func TestSinglePerfRInteropWithPerftest(t *testing.T) {
-	requireRole(t, "single")
 	perftest := [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}}
 	all := append(perftest, [2]string{"rdmactl", "rdmactl"})
 	perftestShape := map[string]string{}
@@ -91,7 +90,6 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 // TestSinglePerfRHints: -R without a server ends in one line and a hint;
 // a server address that is not IPv4 is a usage error.
 func TestSinglePerfRHints(t *testing.T) {
-	requireRole(t, "single")
 	perfPort++
 	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-R", "-d", "rxe0", "-x", "1", "-p", fmt.Sprint(perfPort), "10.9.0.1")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not listening") {
@@ -106,7 +104,6 @@ func TestSinglePerfRHints(t *testing.T) {
 // TestTwoHostsPerfRWriteBW: write_bw -R across two kernels, each tool in
 // each role (the server on A, 10.9.1.1).
 func TestTwoHostsPerfRWriteBW(t *testing.T) {
-	requireRole(t, "a")
 	cross := func(sn string, sa []string, cn string, ca []string) (result, result) {
 		s := start(t, 4*time.Minute, sn, sa...)
 		waitListening(t, perfPort)

@@ -5,28 +5,16 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 )
 
-// waitListening polls the kernel's rdma_cm table until a listener on port
-// shows up, so a client never races its server's start.
+// waitListening waits until the kernel's rdma_cm table shows a listener on
+// port, so a client never races its server's start.
 func waitListening(t *testing.T, port int) {
 	t.Helper()
-	needle := fmt.Sprintf(":%d ", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		out, _ := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "state LISTEN") && strings.Contains(line, needle) {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no rdma_cm listener on port %d after 30s", port)
+	pollUntil(t, 30*time.Second, 100*time.Millisecond, fmt.Sprintf("no rdma_cm listener on port %d", port), func() bool { return cmIDInState("LISTEN", port) })
 }
 
 // pingPair runs a server and a client (each either "rping" or rdmactl) with
@@ -34,11 +22,11 @@ func waitListening(t *testing.T, port int) {
 func pingPair(t *testing.T, server, client string, serverFlags, clientFlags []string, port int) (srv, cli result) {
 	t.Helper()
 	portFlag := []string{"-p", fmt.Sprint(port)}
-	s := start(t, 3*time.Minute, server, append(append(toolArgs(server, "-s"), serverFlags...), portFlag...)...)
-	waitListening(t, port)
-	cli = run(t, 3*time.Minute, client, append(append(toolArgs(client, "-c"), clientFlags...), portFlag...)...)
-	srv = s.wait(t)
-	return srv, cli
+	return runPair(t, 3*time.Minute, server, append(append(toolArgs(server, "-s"), serverFlags...), portFlag...),
+		func() { waitListening(t, port) },
+		func() result {
+			return run(t, 3*time.Minute, client, append(append(toolArgs(client, "-c"), clientFlags...), portFlag...)...)
+		})
 }
 
 // toolArgs prefixes rdmactl's subcommand; rping takes the flags as they are.
@@ -56,7 +44,6 @@ func freshPort() int { nextPort++; return nextPort }
 // TestSinglePingInteropWithRping: the real rping on one side, rdmactl on the
 // other, each side's output identical to what rping prints in its place.
 func TestSinglePingInteropWithRping(t *testing.T) {
-	requireRole(t, "single")
 	flags := []string{"-a", "10.9.0.1", "-v", "-C", "3"}
 	realSrv, realCli := pingPair(t, "rping", "rping", flags, flags, freshPort())
 	if realSrv.Code != 0 || realCli.Code != 0 {
@@ -71,7 +58,6 @@ func TestSinglePingInteropWithRping(t *testing.T) {
 // TestSinglePingRdmactlBothSides covers the flag sets rping users rely on,
 // rdmactl on both ends.
 func TestSinglePingRdmactlBothSides(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct {
 		name        string
 		flags       []string
@@ -100,7 +86,6 @@ func TestSinglePingRdmactlBothSides(t *testing.T) {
 
 // TestSinglePingPersistentServer: -P serves clients one after another.
 func TestSinglePingPersistentServer(t *testing.T) {
-	requireRole(t, "single")
 	port := freshPort()
 	// The persistent server never ends by itself; the test's cleanup stops it.
 	start(t, 3*time.Minute, rdmactl, "ping", "-s", "-P", "-a", "10.9.0.1", "-p", fmt.Sprint(port), "-v")
@@ -118,7 +103,6 @@ func TestSinglePingPersistentServer(t *testing.T) {
 // TestSinglePingNoListener: a client aimed where nothing listens gets an
 // error, a hint and a non-zero exit within its timeout instead of a hang.
 func TestSinglePingNoListener(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct {
 		addr, hint string
 	}{
@@ -142,7 +126,6 @@ func TestSinglePingNoListener(t *testing.T) {
 
 // TestSinglePingStats: --stats adds RTT lines and an ICMP-ping-like summary.
 func TestSinglePingStats(t *testing.T) {
-	requireRole(t, "single")
 	flags := []string{"-a", "10.9.0.1", "-C", "10"}
 	_, cli := pingPair(t, rdmactl, rdmactl, flags, append(flags, "--stats"), freshPort())
 	if cli.Code != 0 {

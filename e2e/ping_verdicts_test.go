@@ -47,7 +47,6 @@ func inMountNamespace(t *testing.T, setup string, args ...string) result {
 // Item 2: seed 000's `rping -s 192.168.11.22 -v -C 3`. rping ignores the
 // operand and listens on every address.
 func TestSinglePingPositionalAddress(t *testing.T) {
-	requireRole(t, "single")
 	srvFlags := []string{"10.9.0.1", "-v", "-C", "3"}
 	cliFlags := []string{"-a", "10.9.0.1", "-v", "-C", "3"}
 	realSrv, realCli := pingPair(t, "rping", "rping", srvFlags, cliFlags, freshPort())
@@ -63,7 +62,6 @@ func TestSinglePingPositionalAddress(t *testing.T) {
 // prints the first line always and the second now and then, so every
 // rping output must be a prefix of rdmactl's, which is the full form.
 func TestSinglePingBindWithoutDevice(t *testing.T) {
-	requireRole(t, "single")
 	sh(t, time.Minute, "ip link add rdmactl-d3 type dummy && ip addr add 10.77.3.1/24 dev rdmactl-d3 && ip link set rdmactl-d3 up")
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", "rdmactl-d3").Run() })
 	args := []string{"-s", "-a", "10.77.3.1", "-C", "1", "-p", fmt.Sprint(freshPort())}
@@ -94,7 +92,6 @@ const hideRDMACM = "mkdir -p /tmp/e2e-ib && cp -a /dev/infiniband/uverbs* /tmp/e
 
 // Item 3: without /dev/infiniband/rdma_cm rping exits 22.
 func TestSinglePingNoRdmaCMNode(t *testing.T) {
-	requireRole(t, "single")
 	real := inMountNamespace(t, hideRDMACM, "rping", "-s", "-a", "10.9.0.1", "-C", "1")
 	ours := inMountNamespace(t, hideRDMACM, rdmactl, "ping", "-s", "-a", "10.9.0.1", "-C", "1")
 	if real.Code == 0 {
@@ -110,7 +107,6 @@ func TestSinglePingNoRdmaCMNode(t *testing.T) {
 // rping command line does; rping on the default port is found whatever
 // RDMACTL_CM_PORT or cm_port say.
 func TestSinglePingIgnoresEnvironmentAndConfig(t *testing.T) {
-	requireRole(t, "single")
 	cfgDir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cfgDir, "rdmactl"), 0o755); err != nil {
 		t.Fatal(err)
@@ -152,22 +148,12 @@ func TestSinglePingIgnoresEnvironmentAndConfig(t *testing.T) {
 // waitConnected waits until a connection on port is established.
 func waitConnected(t *testing.T, port int) {
 	t.Helper()
-	needle := fmt.Sprintf(":%d ", port)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, _ := exec.Command("rdma", "res", "show", "cm_id").CombinedOutput()
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "state CONNECT") && strings.Contains(line, needle) {
-				return
-			}
-		}
-	}
-	t.Fatalf("no connection on port %d after 30s", port)
+	pollUntil(t, 30*time.Second, 50*time.Millisecond, fmt.Sprintf("no connection on port %d", port), func() bool { return cmIDInState("CONNECT", port) })
 }
 
 // Item 6: --json's ok means every requested ping completed and was
 // validated; a cut-short run is ok:false and exits 1 with the reason.
 func TestSinglePingJSONVerdictServerKilled(t *testing.T) {
-	requireRole(t, "single")
 	port := freshPort()
 	srv := start(t, 3*time.Minute, "rping", "-s", "-a", "10.9.0.1", "-p", fmt.Sprint(port))
 	waitListening(t, port)
@@ -185,7 +171,6 @@ func TestSinglePingJSONVerdictServerKilled(t *testing.T) {
 // client exits 0 and so does rdmactl in rping's mode; with --json the run
 // is not ok.
 func TestSinglePingJSONVerdictSizeRefused(t *testing.T) {
-	requireRole(t, "single")
 	srvFlags := []string{"-a", "10.9.0.1", "-S", "100", "-C", "3"}
 	cliFlags := []string{"-a", "10.9.0.1", "-S", "1000", "-C", "3"}
 	_, realCli := pingPair(t, "rping", "rping", srvFlags, cliFlags, freshPort())
@@ -200,7 +185,6 @@ func TestSinglePingJSONVerdictSizeRefused(t *testing.T) {
 // Item 8: a server whose reg_mr fails rejects with reason 28; that is not
 // "nothing listens".
 func TestSinglePingHintServerSetupFailed(t *testing.T) {
-	requireRole(t, "single")
 	client := func(tool string) result {
 		port := freshPort()
 		// No CAP_IPC_LOCK and no lockable memory: reg_mr fails (EPERM).
@@ -230,7 +214,6 @@ func TestSinglePingHintServerSetupFailed(t *testing.T) {
 
 // Item 8: ADDR_ERROR -110 to an on-link address nobody answers ARP for.
 func TestSinglePingHintNoNeighbour(t *testing.T) {
-	requireRole(t, "single")
 	args := []string{"-c", "-a", "10.9.0.77", "-C", "1", "-p", fmt.Sprint(freshPort())}
 	real := run(t, time.Minute, "rping", args...)
 	ours := run(t, time.Minute, rdmactl, append([]string{"ping"}, args...)...)
@@ -248,7 +231,6 @@ func TestSinglePingHintNoNeighbour(t *testing.T) {
 // Item 8: no provider library (rxe0 exists), and no RDMA in the kernel
 // (no /sys/class/infiniband): neither may suggest `rxe add`.
 func TestSinglePingHintNoDeviceListed(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct {
 		name, setup, want string
 	}{

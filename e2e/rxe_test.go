@@ -27,7 +27,6 @@ func rxeLinks(t *testing.T, netdev string) []string {
 // loads it and creates the device; a second add changes nothing; status
 // lists it; remove removes it.
 func TestNoRxeRxeLifecycle(t *testing.T) {
-	requireRole(t, "single")
 	if _, err := os.Stat("/sys/module/rdma_rxe"); err == nil {
 		t.Fatal("rdma_rxe is already loaded: the lab did not honour --no-rxe")
 	}
@@ -68,7 +67,6 @@ func TestNoRxeRxeLifecycle(t *testing.T) {
 
 // TestNoRxeRxeBadInput: unknown netdev and unknown link are clear errors.
 func TestNoRxeRxeBadInput(t *testing.T) {
-	requireRole(t, "single")
 	for _, args := range [][]string{{"rxe", "add", "nosuchnetdev0"}, {"rxe", "remove", "nosuchrxe9"}} {
 		res := run(t, 30*time.Second, rdmactl, args...)
 		msg := strings.TrimRight(res.Stderr, "\n")
@@ -80,7 +78,6 @@ func TestNoRxeRxeBadInput(t *testing.T) {
 
 // TestNoRxeDoctorFailsWithoutDevice: no rxe device is a named failure.
 func TestNoRxeDoctorFailsWithoutDevice(t *testing.T) {
-	requireRole(t, "single")
 	res := run(t, time.Minute, rdmactl, "doctor")
 	if res.Code != 1 || !strings.Contains(res.Stdout, "rdmactl rxe add") {
 		t.Errorf("doctor without any RDMA device: exit %d, want 1 and the fix 'rdmactl rxe add':\n%s%s", res.Code, res.Stdout, res.Stderr)
@@ -91,7 +88,6 @@ func TestNoRxeDoctorFailsWithoutDevice(t *testing.T) {
 // rdma_rxe, doctor must not send the user to `rxe add` (which would fail
 // loading the module); both failing checks name the module as missing.
 func TestNoRxeDoctorKernelWithoutRxe(t *testing.T) {
-	requireRole(t, "single")
 	// /lib/modules is read-only in the lab: mount an index without rdma_rxe over it.
 	dep := "/lib/modules/$(uname -r)/modules.dep"
 	// Earlier tests may have loaded rdma_rxe; with no device left it unloads.
@@ -120,7 +116,6 @@ func TestNoRxeDoctorKernelWithoutRxe(t *testing.T) {
 // TestSingleDoctor: passes on the configured lab, then fails with the right
 // check when one thing at a time is broken.
 func TestSingleDoctor(t *testing.T) {
-	requireRole(t, "single")
 	ok := run(t, time.Minute, rdmactl, "doctor")
 	if ok.Code != 0 {
 		t.Fatalf("doctor on the configured lab: exit %d\n%s%s", ok.Code, ok.Stdout, ok.Stderr)
@@ -185,7 +180,6 @@ func cleanupNetdev(t *testing.T, netdev string) {
 // would mangle, netdevs that stay down, concurrent adds and an ignored
 // --name each get a true verdict and leave no stray link behind.
 func TestSingleRxeEdgeCases(t *testing.T) {
-	requireRole(t, "single")
 	t.Run("loopback refused", func(t *testing.T) {
 		t.Cleanup(func() {
 			if l := linkOn(t, "lo"); l != "" {
@@ -262,7 +256,6 @@ func TestSingleRxeEdgeCases(t *testing.T) {
 // status take 8 s where `rdma link show` takes 0.2 s.) strace counts the
 // sysfs files opened; the times are logged for comparison.
 func TestSingleRxeReadsOnlyWhatItPrints(t *testing.T) {
-	requireRole(t, "single")
 	cleanupNetdev(t, "vt0")
 	sh(t, 30*time.Second, "ip link add vt0 type veth peer name vt1 && ip link set vt0 up && ip link set vt1 up && rdma link add rxet type rxe netdev vt0")
 	trace := filepath.Join(t.TempDir(), "trace")
@@ -321,7 +314,6 @@ func TestSingleRxeReadsOnlyWhatItPrints(t *testing.T) {
 // TestNoRxeRxeAddLoadsCMModules: rxe add leaves the host
 // ready for rdma_cm programs, loading ib_uverbs and rdma_ucm as rxe_cfg did.
 func TestNoRxeRxeAddLoadsCMModules(t *testing.T) {
-	requireRole(t, "single")
 	// rdma_rxe (left loaded by earlier tests) holds ib_uverbs; rdma_ucm
 	// is what rxe add used not to load.
 	if r := sh(t, time.Minute, "modprobe -r rdma_rxe; modprobe -r rdma_ucm && { modprobe -r ib_uverbs || true; }"); r.Code != 0 {

@@ -138,7 +138,6 @@ func logLines(out string) map[string]int {
 // ports answers the real rping, an RC demo client and rdmactl smoke; one
 // log line each; SIGTERM leaves no QP or cm_id.
 func TestSingleServeAnswersRpingDemoAndSmoke(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 
 	if r := run(t, time.Minute, "rping", "-c", "-a", "10.9.0.1", "-C", "3", "-V"); r.Code != 0 {
@@ -173,7 +172,6 @@ func TestSingleServeAnswersRpingDemoAndSmoke(t *testing.T) {
 // the JSON names both, the dead one failed with a hint, and the JUnit file
 // fails exactly the dead peer's cases.
 func TestSingleSmokeDeadPeer(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	junit := filepath.Join(t.TempDir(), "f.xml")
 	begin := time.Now()
@@ -241,7 +239,6 @@ func TestSingleSmokeDeadPeer(t *testing.T) {
 // TestSingleSmokeLoopback: no PEER runs the local checks and a loopback
 // against a temporary responder, which leaves nothing behind.
 func TestSingleSmokeLoopback(t *testing.T) {
-	requireRole(t, "single")
 	r := run(t, time.Minute, rdmactl, "smoke", "--json")
 	doc := parseSmoke(t, r)
 	if r.Code != 0 || !doc.OK || len(doc.Local) == 0 || len(doc.Peers) != 1 || doc.Peers[0].Peer != "10.9.0.1" {
@@ -260,7 +257,6 @@ func TestSingleSmokeLoopback(t *testing.T) {
 // pass, the log has a line for each, RSS stays flat after warm-up
 // (checkFlatRSS), and SIGTERM leaves no QP or cm_id.
 func TestSingleServeUnderLoad(t *testing.T) {
-	requireRole(t, "single")
 	const cmPort, tcpPort = 7190, 19890
 	s := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
 	pid := s.cmd.Process.Pid
@@ -317,7 +313,6 @@ func TestSingleServeUnderLoad(t *testing.T) {
 // TestTwoHostsSmoke: serve on B, smoke from A passes, with --bw too; with
 // serve stopped smoke fails and names the checks that failed.
 func TestTwoHostsSmoke(t *testing.T) {
-	requireRole(t, "a")
 	pidFile := "/tmp/rdmactl-serve.pid"
 	remoteServe := fmt.Sprintf("%s serve -a 10.9.1.2 & echo $! >%s; wait $!", rdmactl, pidFile)
 	if r := run(t, time.Minute, labRemote, "--bg", "serve", remoteServe); r.Code != 0 {

@@ -53,7 +53,6 @@ func smokeChecks(t *testing.T, r result) map[string]bwCheck {
 // with a write_bw check of a sane bandwidth in JSON, JUnit and Prometheus;
 // serve logs the session; without --bw there is no write_bw check.
 func TestSingleSmokeBWAgainstServe(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitTCPListen(t, perftestPort)
 	dir := t.TempDir()
@@ -121,7 +120,6 @@ func TestSingleSmokeBWAgainstServe(t *testing.T) {
 // against serve on perftest's default port passes; so do two at once (the
 // second waits for the first); serve logs the client's own average.
 func TestSingleServePerfWithIbWriteBW(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitTCPListen(t, perftestPort)
 	var clients []result
@@ -158,7 +156,6 @@ func TestSingleServePerfWithIbWriteBW(t *testing.T) {
 // the perftest port fails smoke --bw in the write_bw check alone, with a
 // hint naming serve; with no serve at all the write_bw check fails too.
 func TestSingleSmokeBWWithoutServePerf(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1", "--perf-port", "18599")
 	waitTCPListen(t, 18599)
 	r := run(t, 2*time.Minute, rdmactl, "smoke", "10.9.0.1", "--bw", "--json")
