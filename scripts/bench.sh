@@ -23,6 +23,11 @@
 #   rss   peak RSS (VmHWM) of a -P ping server, rdmactl's and rping's, after
 #         1 and after BENCH_CLIENTS clients (in the last boot only)
 #   floor ib_send_lat's typical latency on the same device (if installed)
+#   pingpong (not in the default parts) ibv_rc_pingpong<->ibv_rc_pingpong
+#         against rdmactl pingpong rc<->rdmactl, polling and -e (events), at
+#         the default 4096 bytes, BENCH_COUNT iterations: the client's
+#         usec/iter and CPU (user+sys of both sides), best of ROUNDS
+#         alternating rounds
 #   perf  (not in the default parts) ib_write_bw<->ib_write_bw against
 #         rdmactl perf write_bw<->rdmactl at 64 KiB (BENCH_PERF_ITERS, default
 #         5000 messages): BW average MB/s and CPU (user+sys of both sides),
@@ -227,6 +232,10 @@ guest() {
 		perf_part "$ours" "$before"
 	fi
 
+	if [[ $parts == *" pingpong "* ]]; then
+		pingpong_part "$ours" "$before"
+	fi
+
 	if [[ $parts != *" floor "* ]]; then
 		:
 	elif command -v ib_send_lat >/dev/null; then
@@ -327,6 +336,64 @@ perf_part() {
 		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN {
 			printf "send_lat 2B   %-26s best t_typical %8.2f us (%.2fx ib_send_lat)\n", n, b, b/ref }'
 		record "\"test\": \"perf-send_lat\", \"tool\": \"$name\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$name]}, \"t_typical_us_rounds\": [${all[$name]}], \"vs_ib_send_lat\": $(awk -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN{printf "%.3f", b/ref}')"
+	done
+}
+
+# pingpong_pair SERVER CLIENT ARGS…: one ibv_rc_pingpong-style pair on
+# rxe0; prints "USEC_PER_ITER CPU_SECONDS" (the client's figure; CPU of
+# both sides).
+pingpong_pair() {
+	local server=$1 client=$2 i line
+	shift 2
+	port=$((port + 1))
+	$TIME -f '%U %S' -o /tmp/bench/srv.t $server -p $port "$@" >/dev/null 2>&1 &
+	local spid=$!
+	for i in $(seq 2000); do
+		[ -n "$(ss -Hltn "sport = :$port")" ] && break
+		kill -0 $spid 2>/dev/null || { echo "bench: $server did not listen" >&2; return 1; }
+	done
+	line=$($TIME -f '%U %S' -o /tmp/bench/cli.t $client -p $port "$@" 10.9.0.1 2>/dev/null | grep 'usec/iter') ||
+		{ echo "bench: $client failed" >&2; wait $spid; return 1; }
+	wait $spid || true
+	awk -v l="$line" '{ cpu += $1 + $2 } END { split(l, f, " "); printf "%s %.2f\n", f[length(f) - 1], cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
+}
+
+# pingpong_part: usec/iter of ibv_rc_pingpong against rdmactl pingpong rc,
+# polling and with -e, alternating, in this boot.
+pingpong_part() {
+	local ours=$1 before=$2 gid r v name s c out us cpu mode
+	if ! command -v ibv_rc_pingpong >/dev/null; then
+		echo "pingpong     ibv_rc_pingpong not installed (apt-get install ibverbs-utils)"
+		return
+	fi
+	gid=$(rdma_gid_index)
+	local rc
+	rc=$(stage ibv_rc_pingpong)
+	for mode in poll events; do
+		local extra=()
+		[ "$mode" = events ] && extra=(-e)
+		local variants=("ibv_rc_pingpong|$rc|$rc" "rdmactl|$ours pingpong rc|$ours pingpong rc")
+		[ -n "$before" ] && variants+=("rdmactl before|$before pingpong rc|$before pingpong rc")
+		declare -A best=() bcpu=() all=()
+		for r in $(seq "$rounds"); do
+			for v in "${variants[@]}"; do
+				IFS='|' read -r name s c <<<"$v"
+				out=$(pingpong_pair "$s" "$c" -d rxe0 -g "$gid" -n "$count" "${extra[@]}") || return 1
+				read -r us cpu <<<"$out"
+				printf 'pingpong rc %-6s %-16s round %d  %8.2f usec/iter  cpu %6.2f s\n' "$mode" "$name" "$r" "$us" "$cpu"
+				all[$name]="${all[$name]:+${all[$name]}, }$us"
+				if [ -z "${best[$name]:-}" ] || awk -v a="$us" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
+					best[$name]=$us bcpu[$name]=$cpu
+				fi
+			done
+		done
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name s c <<<"$v"
+			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" 'BEGIN {
+				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0) }'
+			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}')"
+		done
+		unset best bcpu all
 	done
 }
 
