@@ -3,7 +3,6 @@ package ping
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -94,7 +93,7 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 			s := Session{Peer: child.PeerAddr()}
 			ret := cr.serveOne(c)
 			if stop.Load() && ret != 0 {
-				c.failure.note(failure{call: errors.New("server shutting down")})
+				c.failure.note(failure{call: errServerStopping})
 			}
 			c.close()
 			_ = child.Close()
@@ -103,7 +102,7 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 			if !s.OK {
 				cr.failure = c.failure
 				s.Error = firstLine(errBuf.String())
-				if s.Error == "" || c.failure.timeout != nil {
+				if s.Error == "" || c.failure.timeout != nil || stop.Load() {
 					s.Error = cr.failureText()
 				}
 				s.Hint = hintFor(c.failure, s.Peer.String(), s.Peer.Addr().String(), true)
