@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/netip"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -184,15 +183,11 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 	// its document; otherwise the signals keep their default effect, as
 	// in rping.
 	stop := new(atomic.Bool)
-	var sessions sync.WaitGroup
 	if r.o.JSON {
 		defer flagOnSignal(stop)()
-		// Their ends belong in the document: the stop flag ends them
-		// within a wait's poll, and they are waited for.
-		defer sessions.Wait()
 	}
-	// Like rping, returning ends the process: without --json connections
-	// still running are not waited for.
+	// Like rping, returning ends the process: connections still running
+	// are not waited for.
 	for r.fatal.Load() == 0 && !stop.Load() {
 		child, ret := l.nextRequest(250 * time.Millisecond)
 		if ret != 0 {
@@ -210,12 +205,7 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 			_ = child.Close()
 			continue
 		}
-		if r.o.JSON {
-			c.interrupted = stop
-		}
-		sessions.Add(1)
 		go func() {
-			defer sessions.Done()
 			// Locked and never unlocked: the thread exits with the
 			// goroutine, instead of joining the pool of idle threads
 			// that grows with the most clients ever served at once.
