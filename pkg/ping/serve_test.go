@@ -19,7 +19,7 @@ func TestServeStopsDuringEndlessPings(t *testing.T) {
 	ready := make(chan struct{})
 	sessions := make(chan Session, 1)
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, &srv, func() { close(ready) }, func(s Session) { sessions <- s }) }()
+	go func() { served <- Serve(ctx, &srv, nil, func() { close(ready) }, func(s Session) { sessions <- s }) }()
 	<-ready
 
 	cl := opts("-a", "10.9.0.1", "-C", 0)
