@@ -198,6 +198,35 @@ func (o *OOB) Reports(mine BWReport) (BWReport, error) {
 	return r, nil
 }
 
+// maxReportedSize bounds a reported message size: perftest's -s takes up
+// to 2^31. maxReportedIters is 2^53, more than any run makes and the
+// largest integer a JSON reader keeps exact.
+const (
+	maxReportedSize  = 1 << 31
+	maxReportedIters = 1 << 53
+)
+
+// Check refuses a report no perftest run produces: the numbers come from
+// the peer, and NaN, infinities or negative rates cannot be printed as a
+// result (nor encoded as JSON).
+func (r BWReport) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"peak bandwidth", r.BWPeak}, {"average bandwidth", r.BWAvg}, {"message rate", r.MsgRate}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("the peer reported a %s of %v", f.name, f.v)
+		}
+	}
+	if r.Size < 1 || r.Size > maxReportedSize {
+		return fmt.Errorf("the peer reported a message size of %d bytes", r.Size)
+	}
+	if r.Iters > maxReportedIters {
+		return fmt.Errorf("the peer reported %d iterations", r.Iters)
+	}
+	return nil
+}
+
 // Close ends the run as perftest does: a last handshake, then "done" (which
 // nobody reads), then the socket closes.
 func (o *OOB) Close(mine Dest) error {

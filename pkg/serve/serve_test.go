@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -245,5 +246,36 @@ func TestAcceptTurnsAwayBeyondBounds(t *testing.T) {
 	case <-done:
 	case <-time.After(2 * time.Second):
 		t.Fatal("accept did not return after its context ended")
+	}
+}
+
+// A client's numbers are input: counts beyond 2^53 are strings in the JSON
+// line, and a line whose numbers cannot be encoded is still written, as a
+// failure that says so.
+func TestLogKeepsEveryLine(t *testing.T) {
+	at := time.Date(2026, 11, 24, 7, 40, 5, 0, time.UTC)
+	var js bytes.Buffer
+	l := NewLog(&js, true)
+	l.Write(Entry{Time: at, Peer: "10.9.0.2", Test: TestWriteBW, OK: true, BW: &BW{Bytes: 65536, Iterations: math.MaxUint64, AvgMBps: 1}})
+	l.Write(Entry{Time: at, Peer: "10.9.0.3", Test: TestWriteBW, OK: true, BW: &BW{Bytes: 65536, Iterations: 1000, AvgMBps: math.NaN()}})
+	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), js.String())
+	}
+	if !strings.Contains(lines[0], `"iterations":"18446744073709551615"`) || !strings.HasPrefix(lines[0], `{"schema_version":2,`) {
+		t.Errorf("big count: %s", lines[0])
+	}
+	if !strings.Contains(lines[1], `"ok":false`) || !strings.Contains(lines[1], "did not encode") || strings.Contains(lines[1], "bandwidth") {
+		t.Errorf("NaN line: %s", lines[1])
+	}
+	for _, line := range lines {
+		if err := schema.Validate("serve-line", []byte(line)); err != nil {
+			t.Errorf("%s: against its schema: %v", line, err)
+		}
+	}
+	var stopped bytes.Buffer
+	l.Stopped(&stopped, time.Second)
+	if !strings.Contains(stopped.String(), "2 clients, 1 failed") {
+		t.Errorf("stopped line %q", stopped.String())
 	}
 }
