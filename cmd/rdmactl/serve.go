@@ -35,8 +35,16 @@ address the client reached and pick its GID as -g auto.
 
 perftest's exchange does not name the test, so the perftest port answers
 write_bw only. It runs one session at a time: a second client waits up to
---timeout. A write_bw client's whole run must fit in --timeout (its TCP
-connection is silent while it writes): raise it for long -D or -a runs.
+--timeout, then is told the server is busy. A write_bw client's whole run,
+exchange included, must fit in --timeout (its TCP connection is silent while
+it writes): raise it for long -D or -a runs. An RC demo session must fit in
+--timeout too.
+
+Work per client is bounded: each port runs at most --max-sessions sessions at
+once (default 64) and at most --max-per-peer (default 16) from one address; a
+client beyond them is turned away with a "busy" log line. A TCP client must
+send its first byte within --first-byte-timeout (default 5s), and the RC demo
+and perftest clients get no QP or buffer before their opening record checks.
 
 One line per client on stdout: time, test, peer, verdict, duration, and on
 failure the error and a hint; with --json one JSON document per line. SIGTERM
@@ -65,6 +73,15 @@ systemd.`,
 			if opts.Timeout <= 0 {
 				return cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout)
 			}
+			if opts.FirstByte <= 0 {
+				return cli.Usagef("invalid --first-byte-timeout %v: must be positive, e.g. 5s", opts.FirstByte)
+			}
+			if opts.MaxSessions < 1 {
+				return cli.Usagef("invalid --max-sessions %d: must be 1 or more", opts.MaxSessions)
+			}
+			if opts.MaxPerPeer < 1 {
+				return cli.Usagef("invalid --max-per-peer %d: must be 1 or more", opts.MaxPerPeer)
+			}
 			opts.RDMA = f.RDMA()
 			opts.Devices = serve.SysfsDevices
 			if runF != nil {
@@ -78,7 +95,10 @@ systemd.`,
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port for rping clients")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port for RC demo clients")
 	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "TCP port for perftest write_bw clients (ib_write_bw, smoke --bw)")
-	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step")
+	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step (and a write_bw or demo session that runs longer)")
+	fl.DurationVar(&opts.FirstByte, "first-byte-timeout", serve.DefaultFirstByte, "drop a TCP client whose first byte takes longer")
+	fl.IntVar(&opts.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "sessions each port runs at once; more are turned away as busy")
+	fl.IntVar(&opts.MaxPerPeer, "max-per-peer", serve.DefaultMaxPerPeer, "sessions each port runs at once for one peer address")
 	return cmd
 }
 

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteFileAtomicReplacesWhole(t *testing.T) {
@@ -21,5 +25,82 @@ func TestWriteFileAtomicReplacesWhole(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(path, "sub"), func(io.Writer) error { return nil }); err == nil {
 		t.Fatal("writing under a file succeeded")
+	}
+}
+
+// A device, a FIFO or a symlink is written through, never replaced by a
+// regular file.
+func TestWriteFileAtomicKeepsSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	hello := func(w io.Writer) error { _, err := io.WriteString(w, "hello\n"); return err }
+
+	// Through symlinks in dir, so that a regression replaces the links,
+	// never the host's devices.
+	null, full := filepath.Join(dir, "null"), filepath.Join(dir, "full")
+	_ = os.Symlink(os.DevNull, null)
+	_ = os.Symlink("/dev/full", full)
+	if err := WriteFileAtomic(null, hello); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(full, hello); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("writing /dev/full: %v, want ENOSPC", err)
+	}
+	for _, p := range []string{null, full} {
+		if st, _ := os.Lstat(p); st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is now %v", p, st.Mode())
+		}
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(fifo, hello); err == nil || !strings.Contains(err.Error(), "no reader") {
+		t.Errorf("FIFO without a reader: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- string(b)
+	}()
+	var err error
+	for i := 0; i < 100; i++ { // until the reader has opened its end
+		if err = WriteFileAtomic(fifo, hello); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "hello\n" {
+		t.Errorf("the FIFO's reader got %q", s)
+	}
+	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v", st.Mode())
+	}
+
+	real := filepath.Join(dir, "real.prom")
+	link := filepath.Join(dir, "link.prom")
+	_ = os.WriteFile(real, []byte("old\n"), 0o644)
+	_ = os.Symlink(real, link)
+	if err := WriteFileAtomic(link, hello); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "hello\n" {
+		t.Errorf("the symlink's target holds %q", b)
+	}
+	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink is now %v", st.Mode())
+	}
+
+	if err := WriteFileAtomic(dir, hello); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("writing a directory: %v", err)
 	}
 }

@@ -137,7 +137,7 @@ func (r *runner) connectQP() bool {
 	}
 	r.sum.Local = r.recordJSON(local)
 	r.printf("\nLocal LID = 0x%x\n", r.port.LID)
-	remote, err := exchangeRecords(r.conn, local, r.opts.timeout())
+	remote, err := r.exchangeRecords(local)
 	if err != nil {
 		r.fail("failed to exchange connection data between sides")
 		r.hint(fmt.Sprintf("the peer did not send its %d-byte connection record (%v): is it an RC demo (rdmactl demo or RDMA_RC_example) on the same TCP port?", RecordSize, err))

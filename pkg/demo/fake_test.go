@@ -21,6 +21,9 @@ type fabric struct {
 	failSetup *rdma.SetupStep
 	// dropSends loses every SEND (the peer's receive never completes).
 	dropSends bool
+	// opens counts devices opened: a server that opens one makes RDMA
+	// resources.
+	opens int
 }
 
 func newFabric() *fabric {
@@ -48,6 +51,9 @@ func (v *fakeVerbs) DeviceList() ([]rdma.DeviceEntry, error) {
 func (v *fakeVerbs) Open(name string) (rdma.Device, error) {
 	for _, d := range v.devices {
 		if d == name {
+			v.f.mu.Lock()
+			v.f.opens++
+			v.f.mu.Unlock()
 			return &fakeDevice{f: v.f, name: name, port: v.port}, nil
 		}
 	}

@@ -60,6 +60,21 @@ func syncByte(conn net.Conn, marker byte, timeout time.Duration) error {
 	return exchange(conn, []byte{marker}, got[:], timeout)
 }
 
+// exchangeRecords swaps connection records; a record ServeConn already
+// read is the peer's.
+func (r *runner) exchangeRecords(local Record) (Record, error) {
+	if r.early == nil {
+		return exchangeRecords(r.conn, local, r.opts.timeout())
+	}
+	b, _ := local.MarshalBinary()
+	if err := r.conn.SetWriteDeadline(time.Now().Add(r.opts.timeout())); err != nil {
+		return Record{}, err
+	}
+	defer r.conn.SetWriteDeadline(time.Time{})
+	_, err := r.conn.Write(b)
+	return *r.early, err
+}
+
 // exchangeRecords swaps connection records.
 func exchangeRecords(conn net.Conn, local Record, timeout time.Duration) (Record, error) {
 	b, _ := local.MarshalBinary()

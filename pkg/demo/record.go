@@ -49,6 +49,15 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// Check refuses a record no RC peer sends: QP numbers are 24 bits, and 0
+// and 1 are the management QPs.
+func (r Record) Check() error {
+	if r.QPNum < 2 || r.QPNum > 0xffffff {
+		return fmt.Errorf("its QP number 0x%x is no RC QP's", r.QPNum)
+	}
+	return nil
+}
+
 // ReadRecord reads one record; a peer that closes early is an error.
 func ReadRecord(rd io.Reader) (Record, error) {
 	var b [RecordSize]byte

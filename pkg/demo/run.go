@@ -53,6 +53,7 @@ type runner struct {
 	gid     rdma.GID
 	remote  Record
 	pending *byte   // a sync byte already read from the peer
+	early   *Record // the client's record, read before any resource
 	wc      rdma.WC // the last completion polled
 	sum     Summary
 	failure string // the first failure line, the summary's error

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeConnAnswersClientsInARow: the server flow over connections the
@@ -23,7 +24,7 @@ func TestServeConnAnswersClientsInARow(t *testing.T) {
 				close(sums)
 				return
 			}
-			sums <- ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c)
+			sums <- ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c, time.Second)
 		}
 	}()
 	for i := 0; i < 3; i++ {
@@ -35,5 +36,46 @@ func TestServeConnAnswersClientsInARow(t *testing.T) {
 		if sum.GIDIndex == nil || *sum.GIDIndex != 5 {
 			t.Errorf("client %d: server GID index %v, want 5 (RoCE v2 of 127.0.0.1)", i, sum.GIDIndex)
 		}
+	}
+}
+
+// A connection that sends nothing, or no record an RC peer sends, is
+// dropped before the server opens the device: idle and garbage clients get
+// no QP and no buffer, and the silent one is dropped at the first-byte
+// timeout, not the step timeout.
+func TestServeConnChecksTheRecordFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send []byte
+		want string
+	}{
+		{"silent", nil, "nothing arrived within"},
+		{"short", []byte("GET / HTTP/1.0\r\n"), "closed the connection after 16 of 34 bytes"},
+		{"QP 0", make([]byte, RecordSize), "QP number 0x0 is no RC QP's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLab(t)
+			srv, cl := net.Pipe()
+			defer cl.Close()
+			go func() {
+				if tc.send != nil {
+					_, _ = cl.Write(tc.send)
+					if len(tc.send) < RecordSize {
+						cl.Close()
+					}
+				}
+			}()
+			begin := time.Now()
+			sum := ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, Timeout: 10 * time.Second}, srv, 100*time.Millisecond)
+			if took := time.Since(begin); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+			if sum.OK || sum.Error == nil || !strings.Contains(sum.Error.Hint, tc.want) {
+				t.Errorf("summary %+v, error %+v", sum, sum.Error)
+			}
+			if l.fab.opens != 0 {
+				t.Errorf("the server opened the device %d times", l.fab.opens)
+			}
+		})
 	}
 }

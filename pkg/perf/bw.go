@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/rdmactl/rdmactl/pkg/rdma"
+import (
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
 
 // The bandwidth tests' flows: the order of handshakes, prints and runs of
 // perftest's write_bw.c, read_bw.c and send_bw.c, one direction, on -q QPs.
@@ -19,6 +23,9 @@ func (s *session) runRDMABW() error {
 		rep, err := s.oob.Reports(BWReport{})
 		if err != nil {
 			return s.peerErr(err)
+		}
+		if err := rep.Check(); err != nil {
+			return hinted(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
 		}
 		WriteBWRow(s.out, rep)
 		s.result.addBW(rep)

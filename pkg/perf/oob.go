@@ -19,6 +19,24 @@ const Version = "6.06"
 // versionLen is the size of perftest's version field (MAX_VERSION).
 const versionLen = 16
 
+// VersionSize is the version field's size, the client's opening.
+const VersionSize = versionLen
+
+// busyVersion is what a responder that runs another session answers in
+// place of its version: no perftest takes it for one (it starts with no
+// digit), and rdmactl's client says what it means.
+const busyVersion = "busy"
+
+// AnswerBusy tells a client whose version was already read that the
+// server is busy, within timeout.
+func AnswerBusy(conn net.Conn, timeout time.Duration) error {
+	conn.SetWriteDeadline(time.Now().Add(timeout))
+	b := make([]byte, versionLen)
+	copy(b, busyVersion)
+	_, err := conn.Write(b)
+	return err
+}
+
 // OOB is the out-of-band TCP channel of a perftest run. Every exchange is
 // symmetric: the client writes its part and then reads the server's, the
 // server reads first and then writes, so neither side ever blocks the
@@ -85,6 +103,10 @@ func (o *OOB) Versions() error {
 		return fmt.Errorf("exchanging versions: %w", err)
 	}
 	o.PeerVersion = cString(theirs)
+	if o.PeerVersion == busyVersion {
+		return hinted(errors.New("the server is busy: rdmactl serve runs one perftest session at a time"),
+			"retry when the other client is done")
+	}
 	if v := leadingFloat(o.PeerVersion); v < 5.70 {
 		return fmt.Errorf("peer's perftest version %q is older than 5.70, which this exchange needs", o.PeerVersion)
 	}
@@ -174,6 +196,35 @@ func (o *OOB) Reports(mine BWReport) (BWReport, error) {
 		f.dst(binary.BigEndian.Uint64(b))
 	}
 	return r, nil
+}
+
+// maxReportedSize bounds a reported message size: perftest's -s takes up
+// to 2^31. maxReportedIters is 2^53, more than any run makes and the
+// largest integer a JSON reader keeps exact.
+const (
+	maxReportedSize  = 1 << 31
+	maxReportedIters = 1 << 53
+)
+
+// Check refuses a report no perftest run produces: the numbers come from
+// the peer, and NaN, infinities or negative rates cannot be printed as a
+// result (nor encoded as JSON).
+func (r BWReport) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"peak bandwidth", r.BWPeak}, {"average bandwidth", r.BWAvg}, {"message rate", r.MsgRate}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("the peer reported a %s of %v", f.name, f.v)
+		}
+	}
+	if r.Size < 1 || r.Size > maxReportedSize {
+		return fmt.Errorf("the peer reported a message size of %d bytes", r.Size)
+	}
+	if r.Iters > maxReportedIters {
+		return fmt.Errorf("the peer reported %d iterations", r.Iters)
+	}
+	return nil
 }
 
 // Close ends the run as perftest does: a last handshake, then "done" (which

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -164,6 +165,29 @@ func TestLeadingFloat(t *testing.T) {
 	for s, want := range map[string]float64{"6.06": 6.06, "5.70": 5.7, "6.06-rc": 6.06, "": 0, "x": 0, "5.33.1": 5.33} {
 		if got := leadingFloat(s); got != want {
 			t.Errorf("leadingFloat(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// A peer's report is input: NaN, infinities, negative rates, a size no
+// perftest sends and an iteration count beyond 2^53 are refused.
+func TestBWReportCheck(t *testing.T) {
+	good := BWReport{Size: 65536, Iters: 1000, BWPeak: 171.3, BWAvg: 171.3, MsgRate: 0.0027}
+	if err := good.Check(); err != nil {
+		t.Fatalf("a real report: %v", err)
+	}
+	for name, bad := range map[string]func(*BWReport){
+		"NaN average":     func(r *BWReport) { r.BWAvg = math.NaN() },
+		"+Inf peak":       func(r *BWReport) { r.BWPeak = math.Inf(1) },
+		"negative rate":   func(r *BWReport) { r.MsgRate = -1 },
+		"size 0":          func(r *BWReport) { r.Size = 0 },
+		"size 2^64-1":     func(r *BWReport) { r.Size = math.MaxUint64 },
+		"2^64-1 iterates": func(r *BWReport) { r.Iters = math.MaxUint64 },
+	} {
+		r := good
+		bad(&r)
+		if err := r.Check(); err == nil || !strings.Contains(err.Error(), "the peer reported") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

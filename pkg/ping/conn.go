@@ -41,7 +41,10 @@ const (
 	wrRDMA
 )
 
-var errInterrupted = errors.New("interrupted")
+var (
+	errInterrupted    = errors.New("interrupted")
+	errServerStopping = errors.New("server shutting down")
+)
 
 // waitStep names what a wait is for, in timeout messages.
 type waitStep int
@@ -248,7 +251,18 @@ func (c *conn) deadline() time.Time {
 // handling completions and CM events as they come. A single OS thread
 // does it all: no thread hops between a completion and its handling.
 func (c *conn) waitPost(deadline time.Time, step waitStep) error {
-	for c.posts == 0 {
+	for {
+		// Read on every pass, not only when a wait times out: a client
+		// that pings without pause never lets one time out.
+		if c.interrupted != nil && c.interrupted.Load() {
+			if c.server {
+				c.failure.note(failure{call: errServerStopping})
+			}
+			return errInterrupted
+		}
+		if c.posts > 0 {
+			return nil
+		}
 		left := time.Duration(-1)
 		if !deadline.IsZero() {
 			left = max(time.Until(deadline), 0)
@@ -270,9 +284,6 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 		switch {
 		case err == nil:
 		case errors.Is(err, rdma.ErrTimeout):
-			if c.interrupted != nil && c.interrupted.Load() {
-				return errInterrupted
-			}
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
 				t := &timeoutError{after: c.o.Timeout, what: step.describe(c.seq), step: step}
 				c.errorf("rdmactl ping: %v\n", t)
@@ -284,7 +295,6 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 			return err
 		}
 	}
-	return nil
 }
 
 func (c *conn) handleEvent(ev rdma.CMEvent) {

@@ -3,7 +3,6 @@ package ping
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -31,7 +30,10 @@ type Session struct {
 // listening, ends the connections still open, and returns only after
 // every QP and cm_id it made is destroyed. o.Timeout bounds each step of
 // a connection, so a client that vanishes does not hold its QP forever.
-func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) error {
+// admit, when set, is asked before a connect request gets a QP: an error
+// turns the client away (its request is dropped, which rejects it), and
+// leave is called when an admitted session ends.
+func Serve(ctx context.Context, o *Options, admit func(peer netip.Addr) (leave func(), err error), ready func(), done func(Session)) error {
 	quiet := *o
 	quiet.Mode, quiet.Persistent, quiet.Verbose, quiet.Debug, quiet.Stats, quiet.JSON = ModeServer, true, false, false, false, false
 	quiet.Out, quiet.ErrOut = io.Discard, io.Discard
@@ -74,6 +76,14 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 		if child == nil {
 			continue
 		}
+		leave := func() {}
+		if admit != nil {
+			var err error
+			if leave, err = admit(child.PeerAddr().Addr()); err != nil {
+				_ = child.Close()
+				continue
+			}
+		}
 		start := time.Now()
 		var errBuf bytes.Buffer
 		co := quiet
@@ -82,6 +92,7 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 		c, err := cr.adopt(child)
 		if err != nil {
 			_ = child.Close()
+			leave()
 			if done != nil {
 				done(Session{Peer: child.PeerAddr(), Error: err.Error(), Duration: time.Since(start)})
 			}
@@ -91,10 +102,11 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer leave()
 			s := Session{Peer: child.PeerAddr()}
 			ret := cr.serveOne(c)
 			if stop.Load() && ret != 0 {
-				c.failure.note(failure{call: errors.New("server shutting down")})
+				c.failure.note(failure{call: errServerStopping})
 			}
 			c.close()
 			_ = child.Close()
@@ -103,7 +115,7 @@ func Serve(ctx context.Context, o *Options, ready func(), done func(Session)) er
 			if !s.OK {
 				cr.failure = c.failure
 				s.Error = firstLine(errBuf.String())
-				if s.Error == "" || c.failure.timeout != nil {
+				if s.Error == "" || c.failure.timeout != nil || stop.Load() {
 					s.Error = cr.failureText()
 				}
 				s.Hint = hintFor(c.failure, s.Peer.String(), s.Peer.Addr().String(), true)

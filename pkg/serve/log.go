@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,9 +32,9 @@ type Log struct {
 // NewLog logs to w.
 func NewLog(w io.Writer, asJSON bool) *Log { return &Log{w: w, json: asJSON} }
 
-// jsonEntry is one JSON line: an Entry with the contract's error member.
+// jsonEntry is one JSON line: an Entry with the contract's error member
+// (cli.EncodeDocument puts schema_version first).
 type jsonEntry struct {
-	SchemaVersion int            `json:"schema_version"`
 	Time          time.Time      `json:"time"`
 	Peer          string         `json:"peer"`
 	Test          string         `json:"test"`
@@ -43,7 +45,7 @@ type jsonEntry struct {
 }
 
 func jsonEntryOf(e Entry) jsonEntry {
-	j := jsonEntry{SchemaVersion: cli.SchemaVersion, Time: e.Time, Peer: e.Peer, Test: e.Test, OK: e.OK, Seconds: e.Seconds, BW: e.BW}
+	j := jsonEntry{Time: e.Time, Peer: e.Peer, Test: e.Test, OK: e.OK, Seconds: e.Seconds, BW: e.BW}
 	if e.Error != "" || e.Hint != "" {
 		j.Error = &cli.ErrorBody{Message: e.Error, Hint: e.Hint}
 	}
@@ -54,15 +56,24 @@ func jsonEntryOf(e Entry) jsonEntry {
 func (l *Log) Write(e Entry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var line bytes.Buffer
+	if l.json {
+		if err := cli.EncodeDocument(&line, jsonEntryOf(e), false); err != nil {
+			// Never lose a session's line: without what would not
+			// encode, saying so.
+			e.OK, e.BW = false, nil
+			e.Error = strings.TrimPrefix(e.Error+"; ", "; ") + "its log entry did not encode: " + err.Error()
+			line.Reset()
+			_ = cli.EncodeDocument(&line, jsonEntryOf(e), false)
+		}
+	} else {
+		line.WriteString(FormatEntry(e) + "\n")
+	}
 	l.clients++
 	if !e.OK {
 		l.failed++
 	}
-	if l.json {
-		_ = cli.WriteJSONLine(l.w, jsonEntryOf(e))
-		return
-	}
-	fmt.Fprintln(l.w, FormatEntry(e))
+	_, _ = l.w.Write(line.Bytes())
 }
 
 // FormatEntry is the text form of e, without the newline.

@@ -52,6 +52,13 @@ type Config struct {
 	// Timeout bounds each step of a client session: an idle or vanished
 	// client releases its QP after this long.
 	Timeout time.Duration
+	// FirstByte bounds the wait for a TCP client's first byte (RC demo,
+	// perftest), which arrives at once from a real client.
+	FirstByte time.Duration
+	// MaxSessions bounds the sessions each port runs at once, MaxPerPeer
+	// those of one peer address; a client beyond them is turned away with
+	// a busy log line. Zero takes the defaults.
+	MaxSessions, MaxPerPeer int
 	// RDMA is the verbs and connection manager the sessions run on.
 	RDMA rdma.Stack
 	// Devices finds the RDMA device and port that carry a local address
@@ -98,6 +105,9 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.FirstByte <= 0 {
+		cfg.FirstByte = DefaultFirstByte
+	}
 	cli.TuneResponderMemory()
 	host := cfg.Addr
 	if host == "" {
@@ -127,7 +137,16 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		// The largest buffer rping allows, so that a client's -S of any
 		// size fits (the server reads what the client advertises).
 		o := &ping.Options{CM: cfg.RDMA, Addr: cfg.Addr, Port: b.CMPort, Size: ping.MaxSize, Timeout: cfg.Timeout}
-		pingErr <- ping.Serve(ctx, o, func() { close(pingReady) }, func(s ping.Session) {
+		g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
+		admit := func(peer netip.Addr) (func(), error) {
+			p := peer.Unmap().String()
+			if err := g.enter(p); err != nil {
+				cfg.log(Entry{Time: time.Now(), Peer: p, Test: TestPing, Error: err.Error(), Hint: busyHint})
+				return nil, err
+			}
+			return func() { g.leave(p) }, nil
+		}
+		pingErr <- ping.Serve(ctx, o, admit, func() { close(pingReady) }, func(s ping.Session) {
 			cfg.log(Entry{Time: time.Now().Add(-s.Duration), Peer: s.Peer.Addr().String(), Test: TestPing,
 				OK: s.OK, Seconds: s.Duration.Seconds(), Error: s.Error, Hint: s.Hint})
 		})
@@ -174,11 +193,16 @@ func (cfg Config) log(e Entry) {
 	}
 }
 
+// busyHint is the fix for a client turned away by the session bounds.
+const busyHint = "retry later; if this load is expected, raise serve's --max-sessions or --max-per-peer"
+
 // accept hands each client of ln to session, in its own goroutine, and
 // logs what it returns with the client's address, start and duration.
+// A client beyond the port's bounds is closed at once with a busy line.
 // When ctx ends it closes the connections still open, which ends their
 // sessions, and waits for them.
 func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, session func(net.Conn) Entry) {
+	g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
 	var (
 		mu   sync.Mutex
 		open = map[net.Conn]struct{}{}
@@ -217,16 +241,23 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 			time.Sleep(50 * time.Millisecond) // e.g. EMFILE: let sessions end
 			continue
 		}
+		peer := peerOf(c)
+		if err := g.enter(peer); err != nil {
+			_ = c.Close()
+			cfg.log(Entry{Time: time.Now(), Peer: peer, Test: test, Error: err.Error(), Hint: busyHint})
+			continue
+		}
 		mu.Lock()
 		open[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.leave(peer)
 			start := time.Now()
 			e := session(c)
 			drop(c)
-			e.Time, e.Peer, e.Test, e.Seconds = start, peerOf(c), test, time.Since(start).Seconds()
+			e.Time, e.Peer, e.Test, e.Seconds = start, peer, test, time.Since(start).Seconds()
 			if ctx.Err() != nil && !e.OK {
 				e.Error = "server shutting down: " + e.Error
 			}
@@ -240,10 +271,12 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 
 // demoSession runs the RC example's server side on c with the device that
 // carries the address the client reached, its GID chosen from that address.
+// A real client's whole session takes well under a second: the step
+// timeout bounds all of it.
 func (cfg Config) demoSession(c net.Conn) Entry {
 	opts := demo.Options{RDMA: cfg.RDMA, IBPort: 1, GIDAuto: true, TCPPort: cfg.TCPPort, Timeout: cfg.Timeout}
 	opts.Device, opts.IBPort = cfg.deviceFor(c)
-	sum := demo.ServeConn(opts, sessionConn{c})
+	sum := demo.ServeConn(opts, sessionConn{bound(c, cfg.Timeout)}, cfg.FirstByte)
 	e := Entry{OK: sum.OK}
 	if sum.Error != nil {
 		e.Error, e.Hint = sum.Error.Message, sum.Error.Hint
