@@ -50,7 +50,6 @@ func stopWithin(t *testing.T, b *background, limit time.Duration) result {
 // TestSingleServeStopsDuringEndlessRping: SIGTERM ends serve within 3 s
 // while the real rping pings it without end, and leaves no QP or cm_id.
 func TestSingleServeStopsDuringEndlessRping(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	client := start(t, 3*time.Minute, "rping", "-c", "-a", "10.9.0.1", "-C", "0")
 	waitConnectedQP(t)
@@ -66,7 +65,6 @@ func TestSingleServeStopsDuringEndlessRping(t *testing.T) {
 // TestSingleServePingPersistentStopsDuringEndlessRping: the same for
 // `ping -s -P --json`, which ends with its document.
 func TestSingleServePingPersistentStopsDuringEndlessRping(t *testing.T) {
-	requireRole(t, "single")
 	const port = 7191
 	srv := start(t, 3*time.Minute, rdmactl, "ping", "-s", "-P", "-a", "10.9.0.1", "-p", "7191", "--json")
 	waitListening(t, port)
