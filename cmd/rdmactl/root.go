@@ -58,6 +58,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdSmoke(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
+	setVersionFlag(cmd, f)
 	requireSubcommands(cmd, f)
 	registerCompletions(cmd, f)
 	return cmd
