@@ -15,17 +15,25 @@ import (
 )
 
 func main() {
-	ios := cli.System()
-	stdout := &countingWriter{w: ios.Out}
-	ios.Out = stdout
-	f := &cli.Factory{IO: ios, Version: buildVersion(),
+	f := &cli.Factory{IO: cli.System(), Version: buildVersion(),
 		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
 		Host: host.System,
 	}
+	os.Exit(run(f, os.Args[1:]))
+}
+
+// run executes one command line and returns the exit code. Whether JSON
+// was asked for is read from args before cobra parses them, so that every
+// failure, a bad flag before --json included, answers in the same form.
+func run(f *cli.Factory, args []string) int {
+	stdout := &countingWriter{w: f.IO.Out}
+	f.IO.Out = stdout
 	root := newCmdRoot(f)
+	root.SetArgs(args)
+	f.JSON = cli.JSONRequested(args)
 	err := root.Execute()
 	reportError(f, err, stdout.n > 0)
-	os.Exit(cli.ExitCode(err))
+	return cli.ExitCode(err)
 }
 
 // reportError tells the user how the command failed: one line (and a

@@ -99,8 +99,12 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 }
 
 // pingUsage reports bad options as rping does: usage on stdout, exit
-// status EINVAL; rdmactl adds the reason on stderr.
+// status EINVAL; rdmactl adds the reason on stderr. With --json the
+// reason goes into the error document instead, with rping's code.
 func pingUsage(cmd *cobra.Command, f *cli.Factory, reason string) error {
+	if f.JSON {
+		return &cli.ExitError{Code: rpingUsageExit, Err: fmt.Errorf("%s (see '%s --help')", reason, cmd.CommandPath())}
+	}
 	fmt.Fprintf(f.IO.ErrOut, "rdmactl ping: %s\n", reason)
 	fmt.Fprint(f.IO.Out, cmd.UsageString())
 	return cli.SilentExit(rpingUsageExit)

@@ -21,7 +21,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:          helpOrUsage(f),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if noColor {
 				f.IO.DisableColor()
@@ -58,7 +58,8 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdSmoke(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
-	requireSubcommands(cmd)
+	setVersionFlag(cmd, f)
+	requireSubcommands(cmd, f)
 	registerCompletions(cmd, f)
 	return cmd
 }
@@ -66,9 +67,9 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 // requireSubcommands makes every command group (rxe, completion…) reject
 // an unknown subcommand as a usage error; cobra would print the help and
 // exit 0, which a script reads as success.
-func requireSubcommands(root *cobra.Command) {
+func requireSubcommands(root *cobra.Command, f *cli.Factory) {
 	for _, c := range root.Commands() {
-		requireSubcommands(c)
+		requireSubcommands(c, f)
 		if !c.HasSubCommands() || c.Runnable() {
 			continue
 		}
@@ -78,6 +79,18 @@ func requireSubcommands(root *cobra.Command) {
 			}
 			return nil
 		}
-		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		c.RunE = helpOrUsage(f)
+	}
+}
+
+// helpOrUsage runs a command group given no subcommand: the help, unless
+// JSON was asked for, which help cannot answer (exit 0 with text would
+// read as success to a script).
+func helpOrUsage(f *cli.Factory) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if f.JSON {
+			return cli.Usagef("%s needs a command (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
+		}
+		return cmd.Help()
 	}
 }

@@ -47,7 +47,7 @@ func newCmdRxeAdd(f *cli.Factory, runF func(*rxe.AddOptions) error) *cobra.Comma
 			return rxe.Add(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&persist, "persist", false, "also record the link in "+rxe.ConfPath+" so that `rxe apply` re-creates it at boot")
+	cmd.Flags().BoolVar(&persist, "persist", false, "also record the link in "+rxe.ConfPath+" so that 'rdmactl rxe apply' re-creates it at boot")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "name of the new RDMA device (default rxe_NETDEV)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", rxe.DefaultTimeout, "how long to wait for the port to become ACTIVE")
 	return cmd

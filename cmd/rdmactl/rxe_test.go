@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/host"
@@ -125,4 +127,27 @@ func TestUnknownSubcommandIsUsageError(t *testing.T) {
 			t.Errorf("rdmactl %s: %v (exit %d), want a usage error naming %s", strings.Join(args, " "), err, cli.ExitCode(err), args[1])
 		}
 	}
+}
+
+// pflag reads a back-quoted word of a flag's usage as its value's name
+// (--persist `rxe apply` would show as taking a value): only a value's
+// placeholder may be back-quoted, and never in a boolean flag's usage.
+func TestFlagUsageQuotesOnlyValueNames(t *testing.T) {
+	placeholder := regexp.MustCompile(`^[A-Z][A-Z|_]*$`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(fl)
+			if !strings.Contains(fl.Usage, "`") {
+				return
+			}
+			if fl.Value.Type() == "bool" || !placeholder.MatchString(name) {
+				t.Errorf("%s --%s: usage %q makes %q its value's name", c.CommandPath(), fl.Name, fl.Usage, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newCmdRoot(rxeTestFactory()))
 }

@@ -83,6 +83,15 @@ type versionDocument struct {
 	RDMACore   string `json:"rdma_core"`
 }
 
+// setVersionFlag makes the root's -v/--version print what `rdmactl
+// version` prints, so the two never disagree.
+func setVersionFlag(root *cobra.Command, f *cli.Factory) {
+	cobra.AddTemplateFunc("rdmactlVersion", func() string {
+		return versionText(f.Version, runtime.Version(), describeVerbsFile(verbsLibrary()))
+	})
+	root.SetVersionTemplate("{{rdmactlVersion}}")
+}
+
 func versionText(v, goVersion, verbs string) string {
 	return fmt.Sprintf("rdmactl %s\n%s %s/%s\nlibibverbs: %s\n", v, goVersion, runtime.GOOS, runtime.GOARCH, verbs)
 }

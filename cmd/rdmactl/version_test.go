@@ -73,3 +73,20 @@ func TestVersionJSON(t *testing.T) {
 		t.Errorf("rdma-core release %q", got)
 	}
 }
+
+// rdmactl -v, --version and version give one answer.
+func TestVersionFlagAndCommandAgree(t *testing.T) {
+	isolateConfig(t)
+	var outs []string
+	for _, args := range [][]string{{"version"}, {"-v"}, {"--version"}} {
+		f, out, _ := newTestFactory()
+		f.Version = "v9.9.9-test"
+		if code := run(f, args); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		outs = append(outs, out.String())
+	}
+	if !strings.HasPrefix(outs[0], "rdmactl v9.9.9-test\n") || outs[1] != outs[0] || outs[2] != outs[0] {
+		t.Errorf("version, -v and --version differ: %q", outs)
+	}
+}
