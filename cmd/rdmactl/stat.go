@@ -56,7 +56,7 @@ errors in another, rewritten at each interval.`,
 			}
 			opts.IO, opts.JSON = f.IO, f.JSON
 			opts.Redraw = f.IO.IsTerminal() && !f.JSON
-			opts.Source = counters.FromHost(f.Host())
+			opts.Source = counterSource(f)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,6 +73,15 @@ errors in another, rewritten at each interval.`,
 	fl.StringVar(&opts.PromFile, "prom", "", "write the node_exporter textfile format to `FILE`")
 	fl.StringVar(&opts.PlotFile, "plot", "", "with --watch, draw the rates over time to `FILE.svg`")
 	return cmd
+}
+
+// counterSource is the host's port counters, for stat and for the runs
+// that report which error counters rose; nil without a host.
+func counterSource(f *cli.Factory) counters.Source {
+	if f.Host == nil {
+		return nil
+	}
+	return counters.FromHost(f.Host())
 }
 
 // statWatchArgs reads --watch's operands, INTERVAL and COUNT, as vmstat

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/host"
 )
@@ -120,9 +121,8 @@ func TestShowJSONKeepsKernelOrder(t *testing.T) {
 		!strings.HasSuffix(out, `"rdma_recvs":0},"counters":{"port_xmit_data":10}}]}`+"\n") {
 		t.Errorf("json %s", out)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Error(err)
+	if err := schema.Validate("stat", []byte(out)); err != nil {
+		t.Errorf("against its schema: %v", err)
 	}
 }
 
@@ -175,6 +175,11 @@ func TestWatchJSONLinesEndsAfterCount(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		if err := schema.Validate("stat-line", []byte(l)); err != nil {
+			t.Errorf("against its schema: %v\n%s", err, l)
+		}
 	}
 	var last watchDocument
 	if err := json.Unmarshal([]byte(lines[2]), &last); err != nil {
