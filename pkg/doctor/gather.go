@@ -108,8 +108,7 @@ func Gather(h host.Host, v rdma.Verbs, target netip.Addr) *Facts {
 	return f
 }
 
-// counterWindow separates the two reads of the port counters: long enough
-// to catch retries at one ACK timeout (about 0.5 s on rxe) or more often.
+// counterWindow separates the two reads of the port counters.
 const counterWindow = time.Second
 
 func gatherModules(f *Facts) {
