@@ -59,6 +59,7 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 				Timeout: timeout,
 				JSON:    f.JSON,
 			}}
+			opts.Counters = counterSource(f)
 			if len(args) == 1 {
 				opts.Server = args[0]
 			}

@@ -67,6 +67,7 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 			if f.RDMA != nil {
 				opts.CM = f.RDMA()
 			}
+			opts.Counters = counterSource(f)
 			if runF != nil {
 				return runF(opts)
 			}

@@ -56,6 +56,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdVersion(f),
 		newCmdServe(f, nil),
 		newCmdSmoke(f, nil),
+		newCmdStat(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
 	setVersionFlag(cmd, f)

@@ -77,6 +77,7 @@ usage errors.`,
 			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
+			opts.Counters = counterSource(f)
 			h, verbs := f.Host(), f.RDMA()
 			opts.Gather = func() *doctor.Facts { return doctor.Gather(h, verbs, netip.Addr{}) }
 			if runF != nil {

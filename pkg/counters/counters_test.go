@@ -71,16 +71,29 @@ func TestWatchReportsRetriesOfAPassingRun(t *testing.T) {
 	if !reflect.DeepEqual(rs, want) {
 		t.Fatalf("rises %+v, want %+v (sent_pkts is traffic, not an error)", rs, want)
 	}
-	s := Sentence(rs)
-	if !strings.HasPrefix(s, "with retries: rxe0/1 duplicate_request +41 (") || !strings.Contains(s, "; rxe0/1 completer_retry_err +28 (no ACK came in time") {
-		t.Errorf("sentence %q", s)
+	s := Line(rs, true)
+	if !strings.HasPrefix(s, "passed with retries: rxe0/1 duplicate_request +41 (") || !strings.Contains(s, "; rxe0/1 completer_retry_err +28 (no ACK came in time") {
+		t.Errorf("line %q", s)
+	}
+	if s := Line(rs, false); !strings.HasPrefix(s, "error counters rose during the run: rxe0/1 duplicate_request +41") {
+		t.Errorf("failed run's line %q", s)
+	}
+	if sum := Summarize(rs); !sum.Retries || sum.Errors || len(sum.Rose) != 2 {
+		t.Errorf("summary %+v", sum)
 	}
 }
 
 func TestWatchSaysNothingRoseAndCannotRead(t *testing.T) {
 	quiet := &fakeSource{reads: [][]host.PortCounters{{rxe("rxe0", 100, 0, 0)}, {rxe("rxe0", 900, 0, 0)}}}
-	if rs := Begin(quiet).End(); rs == nil || len(rs) != 0 || Sentence(rs) != "" {
-		t.Errorf("quiet run: %#v %q, want an empty non-nil list and no sentence", rs, Sentence(rs))
+	rs := Begin(quiet).End()
+	if rs == nil || len(rs) != 0 || Line(rs, true) != "" {
+		t.Errorf("quiet run: %#v %q, want an empty non-nil list and no words", rs, Line(rs, true))
+	}
+	if sum := Summarize(rs); sum == nil || sum.Retries || sum.Errors || sum.Rose == nil {
+		t.Errorf("quiet run's summary %+v", sum)
+	}
+	if Summarize(nil) != nil {
+		t.Error("unread counters summarized")
 	}
 	if rs := Begin(&fakeSource{err: errors.New("no netlink")}).End(); rs != nil {
 		t.Errorf("unreadable counters: %#v, want nil", rs)
@@ -90,10 +103,13 @@ func TestWatchSaysNothingRoseAndCannotRead(t *testing.T) {
 	}
 }
 
-func TestSentenceNamesErrorsOverRetries(t *testing.T) {
+func TestLineNamesErrorsOverRetries(t *testing.T) {
 	rs := Rises([]Change{{Device: "rxe0", Port: 1, Counter: "retry_exceeded_err", Delta: 1}, {Device: "rxe0", Port: 1, Counter: "rcvd_seq_err", Delta: 2}})
-	if s := Sentence(rs); !strings.HasPrefix(s, "with transport errors: rxe0/1 retry_exceeded_err +1 (a QP gave up") {
-		t.Errorf("sentence %q", s)
+	if s := Line(rs, true); !strings.HasPrefix(s, "passed, but error counters rose: rxe0/1 retry_exceeded_err +1 (a QP gave up") {
+		t.Errorf("line %q", s)
+	}
+	if sum := Summarize(rs); !sum.Retries || !sum.Errors {
+		t.Errorf("summary %+v", sum)
 	}
 }
 

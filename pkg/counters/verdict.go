@@ -69,23 +69,50 @@ func (w *Watch) End() []Rise {
 	return Rises(Diff(w.before, after))
 }
 
-// Sentence says what rose in one line for a run's verdict, "" when
-// nothing did: "with retries: rxe0/1 completer_retry_err +28 (…)".
-func Sentence(rs []Rise) string {
+// Summary is the port_counters member of a run's JSON document.
+type Summary struct {
+	// Retries: a retry counter rose; the run's operations were resent or
+	// waited for, and may still have succeeded.
+	Retries bool `json:"retries"`
+	// Errors: an error counter rose (a QP gave up, a link went down).
+	Errors bool   `json:"errors"`
+	Rose   []Rise `json:"rose"`
+}
+
+// Summarize is rs for a JSON document; nil (the member left out) when the
+// counters could not be read.
+func Summarize(rs []Rise) *Summary {
+	if rs == nil {
+		return nil
+	}
+	s := &Summary{Rose: rs}
+	for _, r := range rs {
+		s.Retries = s.Retries || r.Kind == "retry"
+		s.Errors = s.Errors || r.Kind == "error"
+	}
+	return s
+}
+
+// Line is a run's verdict on its counters in words, "" when none rose:
+// "passed with retries: rxe0/1 completer_retry_err +28 (…)" for a run
+// that passed, "error counters rose during the run: …" for one that failed.
+func Line(rs []Rise, passed bool) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	what := "with retries"
-	for _, r := range rs {
-		if r.Kind == "error" {
-			what = "with transport errors"
-		}
+	s := Summarize(rs)
+	head := "error counters rose during the run"
+	switch {
+	case passed && s.Errors:
+		head = "passed, but error counters rose"
+	case passed:
+		head = "passed with retries"
 	}
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = fmt.Sprintf("%s %s +%d (%s)", link(r.Device, r.Port), r.Counter, r.Delta, r.Meaning)
 	}
-	return what + ": " + strings.Join(parts, "; ")
+	return head + ": " + strings.Join(parts, "; ")
 }
 
 func link(dev string, port int) string { return dev + "/" + strconv.Itoa(port) }

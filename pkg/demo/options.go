@@ -3,6 +3,7 @@ package demo
 import (
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -59,6 +60,9 @@ type Options struct {
 	// exchange over the TCP connection. 0 means DefaultTimeout.
 	Timeout time.Duration
 	JSON    bool
+	// Counters are the port counters read before and after the run, to
+	// say which error counters rose; nil reads none.
+	Counters counters.Source
 
 	// Test-only knobs (hidden flags) that let rdmactl stand in, in the
 	// lab, for peers that behave otherwise.

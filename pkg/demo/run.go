@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -23,7 +24,13 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 	if opts.JSON {
 		r.out = io.Discard
 	}
+	watch := counters.Begin(opts.Counters)
 	rc := r.run()
+	rose := watch.End()
+	r.sum.PortCounters = counters.Summarize(rose)
+	if l := counters.Line(rose, rc == 0); l != "" {
+		fmt.Fprintf(stderr, "rdmactl demo: %s\n", l)
+	}
 	if r.advice != "" {
 		fmt.Fprintf(stderr, "hint: %s\n", r.advice)
 	}

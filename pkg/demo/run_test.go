@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -527,5 +528,50 @@ func TestRunRemoteAccessError(t *testing.T) {
 func TestOptionsTimeoutZero(t *testing.T) {
 	if got := (Options{}).timeout(); got != DefaultTimeout {
 		t.Errorf("timeout() = %v, want %v", got, DefaultTimeout)
+	}
+}
+
+// portCounters answers before, then after.
+type portCounters struct{ reads [][]host.PortCounters }
+
+func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
+	r := p.reads[0]
+	if len(p.reads) > 1 {
+		p.reads = p.reads[1:]
+	}
+	return r, nil
+}
+
+func rxe0Counters(dup uint64) []host.PortCounters {
+	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{{Name: "sent_pkts", Value: 10 + dup}, {Name: "duplicate_request", Value: dup}}}}
+}
+
+// A demo that passed while the port resent packets says so, on stderr
+// (stdout is the C example's) and in --json's port_counters.
+func TestRunPassedWithRetries(t *testing.T) {
+	l := newLab(t)
+	cl := opts("rxe0", 1)
+	cl.Counters = &portCounters{reads: [][]host.PortCounters{rxe0Counters(0), rxe0Counters(5)}}
+	_, c := l.pair(t, opts("rxe0", 1), cl)
+	if c.err != nil || !strings.Contains(c.errOut, "rdmactl demo: passed with retries: rxe0/1 duplicate_request +5 (") {
+		t.Errorf("client %v, stderr:\n%s", c.err, c.errOut)
+	}
+	if strings.Contains(c.out, "retries") {
+		t.Errorf("stdout is the C example's:\n%s", c.out)
+	}
+
+	cl.JSON = true
+	cl.Counters = &portCounters{reads: [][]host.PortCounters{rxe0Counters(0), rxe0Counters(5)}}
+	_, c = l.pair(t, opts("rxe0", 1), cl)
+	var sum Summary
+	if err := json.Unmarshal([]byte(c.out), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, c.out)
+	}
+	if err := schema.Validate("demo", []byte(c.out)); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	pc := sum.PortCounters
+	if !sum.OK || pc == nil || !pc.Retries || len(pc.Rose) != 1 || pc.Rose[0].Counter != "duplicate_request" || pc.Rose[0].Delta != 5 {
+		t.Errorf("summary %s", c.out)
 	}
 }

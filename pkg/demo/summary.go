@@ -6,25 +6,29 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 )
 
 // Summary is the --json output.
 type Summary struct {
-	Role      string         `json:"role"`
-	Server    string         `json:"server,omitempty"`
-	Device    string         `json:"device"`
-	IBPort    int            `json:"port"`
-	TCPPort   int            `json:"tcp_port"`
-	GIDIndex  *int           `json:"gid_index"`
-	GIDAuto   bool           `json:"gid_auto"`
-	Local     *RecordJSON    `json:"local,omitempty"`
-	Remote    *RecordJSON    `json:"remote,omitempty"`
-	Message   *string        `json:"message,omitempty"`       // client: what the SEND carried
-	ReadBack  *string        `json:"rdma_read,omitempty"`     // client: the server's buffer
-	Buffer    *string        `json:"server_buffer,omitempty"` // server: after the client's write
-	OK        bool           `json:"ok"`
-	Error     *cli.ErrorBody `json:"error,omitempty"`
-	ElapsedMS float64        `json:"elapsed_ms"`
+	Role     string      `json:"role"`
+	Server   string      `json:"server,omitempty"`
+	Device   string      `json:"device"`
+	IBPort   int         `json:"port"`
+	TCPPort  int         `json:"tcp_port"`
+	GIDIndex *int        `json:"gid_index"`
+	GIDAuto  bool        `json:"gid_auto"`
+	Local    *RecordJSON `json:"local,omitempty"`
+	Remote   *RecordJSON `json:"remote,omitempty"`
+	Message  *string     `json:"message,omitempty"`       // client: what the SEND carried
+	ReadBack *string     `json:"rdma_read,omitempty"`     // client: the server's buffer
+	Buffer   *string     `json:"server_buffer,omitempty"` // server: after the client's write
+	// PortCounters are the error counters that rose during the run; left
+	// out when the counters could not be read.
+	PortCounters *counters.Summary `json:"port_counters,omitempty"`
+	OK           bool              `json:"ok"`
+	Error        *cli.ErrorBody    `json:"error,omitempty"`
+	ElapsedMS    float64           `json:"elapsed_ms"`
 }
 
 // RecordJSON is a connection record in the summary.

@@ -52,6 +52,8 @@ const (
 	CheckAddrs    = "addr-device"
 	CheckFirewall = "firewall"
 	CheckMemlock  = "memlock"
+	// CheckCounters runs only when the port counters could be read.
+	CheckCounters = "port-counters"
 )
 
 // minMemlock is the RLIMIT_MEMLOCK at or below which libibverbs itself
@@ -61,7 +63,7 @@ const minMemlock = 32 * 1024
 // RunChecks runs every check on f. target, when valid, narrows the
 // address checks to that one address.
 func RunChecks(f *Facts, target netip.Addr) []Result {
-	return []Result{
+	results := []Result{
 		checkModules(f),
 		checkUverbs(f),
 		checkRdmaCM(f),
@@ -72,6 +74,27 @@ func RunChecks(f *Facts, target netip.Addr) []Result {
 		checkFirewall(f),
 		checkMemlock(f),
 	}
+	if f.Counters != nil {
+		results = append(results, checkCounters(f.Counters))
+	}
+	return results
+}
+
+// checkCounters warns about error counters rising now, naming what each
+// usually means; it cannot fail the host, as traffic that recovers by
+// resending still gets through.
+func checkCounters(c *CounterFacts) Result {
+	window := fmt.Sprintf("%gs", c.WindowSeconds)
+	if len(c.Rising) == 0 {
+		return result(CheckCounters, OK, fmt.Sprintf("no error counter rose between two reads %s apart", window), "")
+	}
+	parts := make([]string, len(c.Rising))
+	for i, r := range c.Rising {
+		parts[i] = fmt.Sprintf("%s/%d %s +%d (%s)", r.Device, r.Port, r.Counter, r.Delta, r.Meaning)
+	}
+	return result(CheckCounters, Warn,
+		fmt.Sprintf("error counters rising now (two reads %s apart): %s", window, strings.Join(parts, "; ")),
+		"watch which counters move, and how fast, with 'rdmactl stat --watch'")
 }
 
 func result(name string, s Status, detail, fix string) Result {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/counters"
 )
 
 // loadFacts reads testdata/facts/NAME.json, captured with
@@ -223,5 +225,30 @@ func TestFirewallToolThatTimesOut(t *testing.T) {
 	want := "unknown: nft not installed; sleep: timed out after 100ms"
 	if r.Status != Warn || r.Detail != want || strings.Contains(r.Fix, "root") {
 		t.Errorf("firewall check %+v, want warn %q without a hint about root", r, want)
+	}
+}
+
+// An error counter rising between the two reads is a warning that names
+// the counter and what it usually means; a quiet port is ok, and without
+// the counters there is no such check.
+func TestCountersRisingNow(t *testing.T) {
+	f, target := loadFacts(t, "configured")
+	if rs := RunChecks(f, target); len(rs) != len(allOK) {
+		t.Fatalf("without counters: %d checks, want %d", len(rs), len(allOK))
+	}
+	f.Counters = &CounterFacts{WindowSeconds: 1, Rising: []counters.Rise{}}
+	rs := RunChecks(f, target)
+	last := rs[len(rs)-1]
+	if len(rs) != len(allOK)+1 || last.Name != CheckCounters || last.Status != OK || last.Detail != "no error counter rose between two reads 1s apart" {
+		t.Errorf("quiet counters: %+v", last)
+	}
+	f.Counters.Rising = counters.Rises([]counters.Change{
+		{Device: "rxe0", Port: 1, Counter: "completer_retry_err", Delta: 3},
+		{Device: "rxe0", Port: 1, Counter: "sent_pkts", Delta: 900},
+	})
+	last = RunChecks(f, target)[len(rs)-1]
+	if last.Status != Warn || last.Detail != "error counters rising now (two reads 1s apart): rxe0/1 completer_retry_err +3 (no ACK came in time (ACK timeout): the requester resent; loss on the path)" ||
+		!strings.Contains(last.Fix, "rdmactl stat --watch") {
+		t.Errorf("rising counters: %+v", last)
 	}
 }

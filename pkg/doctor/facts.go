@@ -3,6 +3,7 @@ package doctor
 import (
 	"net/netip"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/host"
 )
 
@@ -42,9 +43,19 @@ type Facts struct {
 	VerbsDevices []string `json:"verbs_devices"`
 	VerbsErr     string   `json:"verbs_err,omitempty"`
 
+	// Counters are the error counters that rose between two reads of the
+	// port counters a second apart; nil when they could not be read.
+	Counters *CounterFacts `json:"counters,omitempty"`
+
 	// Target is set for --ip: the address and, when it is not local, the
 	// route the kernel would take to it.
 	Target *Target `json:"target,omitempty"`
+}
+
+// CounterFacts are two reads of the port counters, Window apart.
+type CounterFacts struct {
+	WindowSeconds float64         `json:"window_seconds"`
+	Rising        []counters.Rise `json:"rising"`
 }
 
 // Module is the state of one kernel module.

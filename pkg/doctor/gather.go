@@ -17,6 +17,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rxe"
@@ -101,8 +102,14 @@ func Gather(h host.Host, v rdma.Verbs, target netip.Addr) *Facts {
 	if target.IsValid() {
 		f.Target = gatherTarget(target, f.Netdevs)
 	}
+	if rising := counters.RisingNow(counters.FromHost(h), counterWindow); rising != nil {
+		f.Counters = &CounterFacts{WindowSeconds: counterWindow.Seconds(), Rising: rising}
+	}
 	return f
 }
+
+// counterWindow separates the two reads of the port counters.
+const counterWindow = time.Second
 
 func gatherModules(f *Facts) {
 	proc, _ := os.ReadFile("/proc/modules")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -458,5 +459,65 @@ func TestEventChannelErrnoIsKept(t *testing.T) {
 	o.Mode, o.CM = ModeClient, &fakeStack{net: n}
 	if got := runOne(o); got.code != int(syscall.ENODEV) {
 		t.Errorf("exit %d", got.code)
+	}
+}
+
+// portCounters reads before, then after, the error counters of a run.
+type portCounters struct{ reads [][]host.PortCounters }
+
+func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
+	r := p.reads[0]
+	if len(p.reads) > 1 {
+		p.reads = p.reads[1:]
+	}
+	return r, nil
+}
+
+func rxe0(dup, retry uint64) []host.PortCounters {
+	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{
+		{Name: "sent_pkts", Value: 1000 + 10*dup}, {Name: "duplicate_request", Value: dup}, {Name: "completer_retry_err", Value: retry}}}}
+}
+
+// A run that passed while the port resent packets says so: in --stats'
+// summary and in --json's port_counters.
+func TestStatsSayARunPassedWithRetries(t *testing.T) {
+	withCounters := func(o Options, reads ...[]host.PortCounters) Options {
+		o.Counters = &portCounters{reads: reads}
+		return o
+	}
+	_, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(0, 0), rxe0(41, 28)))
+	lines := strings.Split(strings.TrimSuffix(cl.out, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if cl.code != 0 || !strings.HasPrefix(last, "passed with retries: rxe0/1 duplicate_request +41 (") || !strings.Contains(last, "; rxe0/1 completer_retry_err +28 (") {
+		t.Errorf("exit %d, last line %q", cl.code, last)
+	}
+	_, quiet := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(3, 1), rxe0(3, 1)))
+	if strings.Contains(quiet.out, "retries") || strings.Count(quiet.out, "\n") != 9 {
+		t.Errorf("a run without retries:\n%s", quiet.out)
+	}
+
+	_, js := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--json", true), rxe0(0, 0), rxe0(41, 28)))
+	var d struct {
+		OK           bool `json:"ok"`
+		PortCounters *struct {
+			Retries bool `json:"retries"`
+			Errors  bool `json:"errors"`
+			Rose    []struct {
+				Device  string `json:"device"`
+				Counter string `json:"counter"`
+				Delta   int    `json:"delta"`
+				Kind    string `json:"kind"`
+			} `json:"rose"`
+		} `json:"port_counters"`
+	}
+	if err := json.Unmarshal([]byte(js.out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, js.out)
+	}
+	if err := schema.Validate("ping", []byte(js.out)); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	pc := d.PortCounters
+	if !d.OK || pc == nil || !pc.Retries || pc.Errors || len(pc.Rose) != 2 || pc.Rose[0].Counter != "duplicate_request" || pc.Rose[0].Delta != 41 || pc.Rose[1].Kind != "retry" {
+		t.Errorf("document %s", js.out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -39,6 +40,11 @@ type Options struct {
 	trace *pollwait.Trace // $RDMACTL_WAIT_TRACE: every wait, to record the policy's test traces
 
 	Out, ErrOut io.Writer
+
+	// Counters are the port counters a client run with --stats or --json
+	// reads before and after, to say which error counters rose; nil reads
+	// none.
+	Counters counters.Source
 
 	// CM is the RDMA connection manager and verbs to ping over: the
 	// factory's stack in rdmactl, a fake in tests.

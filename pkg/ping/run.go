@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -39,6 +40,7 @@ func Run(o *Options) error {
 	defer r.out.Flush()
 	if o.Mode == ModeClient && (o.Stats || o.JSON) {
 		r.stats = newStats(o.Count)
+		r.counters = counters.Begin(o.Counters)
 	}
 	o.trace = pollwait.TraceFromEnv(fmt.Sprintf("rdmactl ping server=%v cpus=%d wait=%s size=%d",
 		o.Mode == ModeServer, pollwait.AvailableCPUs(), o.Wait, o.Size))
@@ -61,7 +63,8 @@ type runner struct {
 	failure  failure
 	fatal    atomic.Int32 // exit code a CM error event forces (rping's exit(-1))
 	stats    *stats
-	served   servedClients // the server's clients, for its JSON document
+	counters *counters.Watch // with stats: the port counters around the run
+	served   servedClients   // the server's clients, for its JSON document
 
 	// The client's outcome, for the verdict of rdmactl's own modes.
 	completed, mismatch int

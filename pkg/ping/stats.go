@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/latency"
 )
 
@@ -136,8 +137,11 @@ type Report struct {
 	ElapsedMs float64        `json:"elapsed_ms"`
 	RTTMs     []float64      `json:"rtt_ms"` // the first maxListedRTTs; the summary covers all
 	Summary   *ReportSummary `json:"summary,omitempty"`
-	OK        bool           `json:"ok"`
-	Error     *cli.ErrorBody `json:"error,omitempty"`
+	// PortCounters are the error counters that rose during the run; left
+	// out when the counters could not be read.
+	PortCounters *counters.Summary `json:"port_counters,omitempty"`
+	OK           bool              `json:"ok"`
+	Error        *cli.ErrorBody    `json:"error,omitempty"`
 }
 
 // ReportSummary is Summary with RTTs in milliseconds and CPU time per

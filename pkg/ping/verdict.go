@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 )
 
 // How a run ends: rping's exit code, or rdmactl's verdict when its own
@@ -66,9 +67,11 @@ func (r *runner) finish(code int) error {
 	}
 	if r.stats != nil {
 		res := r.stats.snapshot()
+		rose := r.counters.End()
 		r.out.Flush()
 		if o.JSON {
 			rep := newReport(o, res)
+			rep.PortCounters = counters.Summarize(rose)
 			rep.OK = code == 0 && short == ""
 			switch {
 			case short != "":
@@ -79,6 +82,9 @@ func (r *runner) finish(code int) error {
 			_ = cli.WriteJSON(o.Out, rep)
 		} else {
 			writeSummary(r.out, r.dst.WithZone("").String(), res)
+			if l := counters.Line(rose, code == 0 && short == ""); l != "" {
+				fmt.Fprintf(r.out, "%s\n", l)
+			}
 		}
 	}
 	if hint != "" {

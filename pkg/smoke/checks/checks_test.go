@@ -9,8 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
 	"github.com/rdmactl/rdmactl/pkg/host"
 )
@@ -142,5 +144,46 @@ func TestPeers(t *testing.T) {
 		if cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(err.Error(), "--peers: ") {
 			t.Errorf("%s: error %v (exit %d), want a usage error naming --peers", f, err, cli.ExitCode(err))
 		}
+	}
+}
+
+// portCounters answers before, then after.
+type portCounters struct{ reads [][]host.PortCounters }
+
+func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
+	r := p.reads[0]
+	if len(p.reads) > 1 {
+		p.reads = p.reads[1:]
+	}
+	return r, nil
+}
+
+func retries(n uint64) []host.PortCounters {
+	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{{Name: "completer_retry_err", Value: n}}}}
+}
+
+// The error counters that rose during the checks are in the table and in
+// the JSON document.
+func TestRunReportsCountersThatRose(t *testing.T) {
+	run := func(json bool) (string, error) {
+		var out strings.Builder
+		err := Run(context.Background(), Options{
+			Config: Config{System: lab(), Count: 1}, Peers: []string{"192.168.7.9"},
+			Timeout: 5 * time.Second, Concurrency: 1, JSON: json,
+			Gather:   func() *doctor.Facts { return &doctor.Facts{} },
+			Counters: &portCounters{reads: [][]host.PortCounters{retries(2), retries(5)}},
+		}, &out)
+		return out.String(), err
+	}
+	out, err := run(false)
+	if cli.ExitCode(err) != 1 || !strings.HasSuffix(out, "(local): port counters: error counters rose during the run: rxe0/1 completer_retry_err +3 (no ACK came in time (ACK timeout): the requester resent; loss on the path)\n") {
+		t.Errorf("exit %v, table:\n%s", err, out)
+	}
+	out, _ = run(true)
+	if err := schema.Validate("smoke", []byte(out)); err != nil {
+		t.Errorf("against its schema: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, `,"port_counters":{"retries":true,"errors":false,"rose":[{"device":"rxe0","port":1,"counter":"completer_retry_err","delta":3,"kind":"retry",`) {
+		t.Errorf("document %s", out)
 	}
 }

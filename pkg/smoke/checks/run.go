@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
 	"github.com/rdmactl/rdmactl/pkg/serve"
 	"github.com/rdmactl/rdmactl/pkg/smoke"
@@ -26,6 +28,9 @@ type Options struct {
 	JSON        bool
 	// Gather reads the doctor's facts (doctor.Gather on a real host).
 	Gather func() *doctor.Facts
+	// Counters are this host's port counters, read around the checks to
+	// say which error counters rose; nil reads none.
+	Counters counters.Source
 }
 
 // Run checks the peers (or, with none, a loopback against a temporary
@@ -51,6 +56,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		peers = []string{ip.String()}
 	}
 	gathered := <-facts
+	watch := counters.Begin(o.Counters)
 	rep := smoke.Run(ctx, smoke.Plan{
 		Local:       Local(func() *doctor.Facts { return gathered }),
 		PerPeer:     PerPeer(o.Config),
@@ -58,6 +64,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		Timeout:     o.Timeout,
 		Concurrency: o.Concurrency,
 	})
+	rose := watch.End()
 	if o.JUnitFile != "" {
 		if err := cli.WriteFileAtomic(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
 			return cli.Failf("--junit: %v", err)
@@ -69,9 +76,14 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		}
 	}
 	if o.JSON {
-		err = cli.WriteJSON(stdout, rep)
-	} else {
-		err = smoke.WriteTable(stdout, rep)
+		err = cli.WriteJSON(stdout, struct {
+			smoke.Report
+			PortCounters *counters.Summary `json:"port_counters,omitempty"`
+		}{rep, counters.Summarize(rose)})
+	} else if err = smoke.WriteTable(stdout, rep); err == nil {
+		if l := counters.Line(rose, rep.OK); l != "" {
+			_, err = fmt.Fprintf(stdout, "(local): port counters: %s\n", l)
+		}
 	}
 	if err != nil {
 		return err

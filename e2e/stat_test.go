@@ -1,0 +1,156 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+)
+
+// TestSingleStatEqualsRdmaStatistic: rdmactl stat prints what iproute2's
+// rdma statistic show prints, for every device and for one device or port,
+// on idle counters and after traffic moved them, and fails in its words.
+func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
+	requireRole(t, "single")
+	compare := func(t *testing.T) {
+		for _, c := range []struct {
+			rdma, ours []string
+		}{
+			{[]string{"statistic", "show"}, []string{"stat"}},
+			{[]string{"statistic", "show", "link", "rxe0/1"}, []string{"stat", "-d", "rxe0", "-i", "1"}},
+			{[]string{"statistic", "show", "link", "rxe1"}, []string{"stat", "-d", "rxe1"}},
+			{[]string{"statistic", "show", "link", "rxe0/2"}, []string{"stat", "-d", "rxe0", "-i", "2"}},
+			{[]string{"statistic", "show", "link", "mlx5_0"}, []string{"stat", "-d", "mlx5_0"}},
+		} {
+			real := run(t, 30*time.Second, "rdma", c.rdma...)
+			ours := run(t, 30*time.Second, rdmactl, c.ours...)
+			sameResult(t, "rdmactl "+strings.Join(c.ours, " "), real, ours)
+		}
+	}
+	t.Run("idle", compare)
+	// traffic on rxe0: the counters are no longer zero
+	flags := []string{"-a", "10.9.0.1", "-C", "20"}
+	if _, cli := pingPair(t, rdmactl, rdmactl, flags, flags, freshPort()); cli.Code != 0 {
+		t.Fatalf("ping: %+v", cli)
+	}
+	moved := run(t, 30*time.Second, "rdma", "statistic", "show", "link", "rxe0/1")
+	if !regexp.MustCompile(`sent_pkts [1-9]`).MatchString(moved.Stdout) {
+		t.Fatalf("a ping moved no counter of rxe0: %s", moved.Stdout)
+	}
+	t.Run("after-traffic", compare)
+}
+
+// watchLine is one JSON line of stat --watch --json.
+type watchLine struct {
+	IntervalSeconds float64 `json:"interval_seconds"`
+	Counters        []struct {
+		Device    string  `json:"device"`
+		Port      int     `json:"port"`
+		Counter   string  `json:"counter"`
+		Kind      string  `json:"kind"`
+		Delta     uint64  `json:"delta"`
+		PerSecond float64 `json:"per_second"`
+	} `json:"counters"`
+}
+
+// busyRates is counter's rate on dev's port 1 in the intervals where it
+// moved, without the first and last of them (part of each had no traffic).
+func busyRates(t *testing.T, lines []watchLine, dev, counter string) []float64 {
+	t.Helper()
+	var rates []float64
+	for _, l := range lines {
+		for _, c := range l.Counters {
+			if c.Device == dev && c.Port == 1 && c.Counter == counter && c.Delta > 0 {
+				rates = append(rates, c.PerSecond)
+			}
+		}
+	}
+	if len(rates) < 3 {
+		t.Fatalf("%s moved in %d intervals only: %v", counter, len(rates), rates)
+	}
+	return rates[1 : len(rates)-1]
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func gidIndexOf(t *testing.T, ip string) string {
+	t.Helper()
+	r := run(t, time.Minute, rdmactl, "gids", "--ip", ip)
+	if r.Code != 0 {
+		t.Fatalf("gids --ip %s: %+v", ip, r)
+	}
+	return strings.TrimSpace(r.Stdout)
+}
+
+// TestSingleStatWatchFollowsPerf: while perf write_bw runs on rxe0, stat
+// --watch 1 --json shows sent_pkts and rcvd_pkts rising at the packet rate
+// perf's message rate makes (one packet per path MTU of each message,
+// within 20%), each line valid against its schema; SIGINT ends the watch
+// with exit 0.
+func TestSingleStatWatchFollowsPerf(t *testing.T) {
+	requireRole(t, "single")
+	gid := gidIndexOf(t, "10.9.0.1")
+	watch := start(t, 3*time.Minute, rdmactl, "stat", "-d", "rxe0", "--watch", "1", "--json")
+	perfPort++
+	common := []string{"perf", "write_bw", "-d", "rxe0", "-x", gid, "-s", "65536", "-D", "8", "-p", fmt.Sprint(perfPort)}
+	srv := start(t, 3*time.Minute, rdmactl, common...)
+	waitTCPListen(t, perfPort)
+	cli := run(t, 3*time.Minute, rdmactl, append(common, "--json", "10.9.0.1")...)
+	if s := srv.wait(t); cli.Code != 0 || s.Code != 0 {
+		t.Fatalf("perf: server %+v\nclient %+v", s, cli)
+	}
+	time.Sleep(1500 * time.Millisecond) // one quiet interval closes the busy ones
+	if err := watch.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	w := watch.wait(t)
+	if w.Code != 0 || w.Stderr != "" {
+		t.Fatalf("stat --watch after SIGINT: exit %d, stderr %q", w.Code, w.Stderr)
+	}
+
+	var perf struct {
+		MTU       int `json:"path_mtu"`
+		Bandwidth []struct {
+			Bytes   float64 `json:"bytes"`
+			MsgRate float64 `json:"msg_rate_mpps"`
+		} `json:"bandwidth"`
+	}
+	if err := json.Unmarshal([]byte(cli.Stdout), &perf); err != nil || len(perf.Bandwidth) != 1 || perf.MTU == 0 {
+		t.Fatalf("perf --json: %v\n%s", err, cli.Stdout)
+	}
+	row := perf.Bandwidth[0]
+	want := row.MsgRate * 1e6 * math.Ceil(row.Bytes/float64(perf.MTU))
+
+	var lines []watchLine
+	for _, l := range strings.Split(strings.TrimSuffix(w.Stdout, "\n"), "\n") {
+		if err := schema.Validate("stat-line", []byte(l)); err != nil {
+			t.Errorf("against its schema: %v\n%s", err, l)
+		}
+		var wl watchLine
+		if err := json.Unmarshal([]byte(l), &wl); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		lines = append(lines, wl)
+	}
+	for _, counter := range []string{"sent_pkts", "rcvd_pkts"} {
+		rates := busyRates(t, lines, "rxe0", counter)
+		got := median(rates)
+		t.Logf("%s: %.0f/s (median of %v); perf: %.4f Mpps of %.0f bytes at MTU %d = %.0f packets/s", counter, got, rates, row.MsgRate, row.Bytes, perf.MTU, want)
+		if got < 0.8*want || got > 1.2*want {
+			t.Errorf("%s rose at %.0f/s, perf's rate makes %.0f/s: more than 20%% apart", counter, got, want)
+		}
+	}
+}
