@@ -22,6 +22,7 @@ func TestSingleDevinfoMatchesIbvDevinfo(t *testing.T) {
 		{"-d", "rxe1", "-i", "1"},
 		{"-d", "rxe0", "-v", "-i", "1"},
 		{"-d", "nosuch"},
+		{"-d", ""},
 		{"-i", "0"},
 		{"-i", "99"},
 		{"-d", "rxe1", "-i", "2"},

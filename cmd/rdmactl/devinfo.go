@@ -27,6 +27,7 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			// ibv_devinfo reads no environment or config: neither does
 			// its emulation (RDMACTL_DEVICE must not hide devices).
 			opts.JSON = f.JSON
+			opts.Named = cmd.Flags().Changed("ib-dev")
 			opts.Source, opts.IO = f.RDMA(), f.IO
 			if runF != nil {
 				return runF(opts)

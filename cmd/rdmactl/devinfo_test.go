@@ -102,7 +102,7 @@ func TestDevinfoLongFlagsAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := devinfo.Options{Device: "rxe1", Port: "1", List: true, Verbose: true, JSON: true, IO: f.IO}
+	want := devinfo.Options{Device: "rxe1", Named: true, Port: "1", List: true, Verbose: true, JSON: true, IO: f.IO}
 	if *got != want {
 		t.Errorf("got %+v, want %+v", *got, want)
 	}

@@ -17,7 +17,7 @@ const rpingUsageExit = int(syscall.EINVAL)
 
 func newCmdPing(f *cli.Factory, runF func(*ping.Options) error) *cobra.Command {
 	opts := &ping.Options{Size: ping.DefaultSize}
-	var server, client, busyPoll, noSpin bool
+	var busyPoll, noSpin bool
 	cmd := &cobra.Command{
 		Use:   "ping -s|-c [-vVdPq] [-S size] [-C count] [-a addr] [-I addr] [-p port]",
 		Short: "rping: RDMA ping-pong over rdma_cm, wire- and output-compatible with rdma-core's rping",
@@ -38,14 +38,7 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 		// them: `rping -s 10.9.0.1` listens on every address. So do we.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case server && client:
-				return pingUsage(cmd, f, "give one of -s and -c, not both")
-			case server:
-				opts.Mode = ping.ModeServer
-			case client:
-				opts.Mode = ping.ModeClient
-			default:
+			if opts.Mode == ping.ModeUnset {
 				return pingUsage(cmd, f, "give -s (server) or -c (client)")
 			}
 			// rping's surface takes its flags only: no RDMACTL_* variable
@@ -80,8 +73,9 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.BoolVarP(&server, "server", "s", false, "server side (to listen on any IPv6 address use -a ::0)")
-	fl.BoolVarP(&client, "client", "c", false, "client side")
+	// As in rping's getopt loop, the last of -s and -c given wins.
+	fl.VarPF(modeFlag{&opts.Mode, ping.ModeServer}, "server", "s", "server side (to listen on any IPv6 address use -a ::0)").NoOptDefVal = "true"
+	fl.VarPF(modeFlag{&opts.Mode, ping.ModeClient}, "client", "c", "client side").NoOptDefVal = "true"
 	fl.StringVarP(&opts.Addr, "addr", "a", "", "address: to listen on (server) or to connect to (client)")
 	fl.StringVarP(&opts.Source, "source", "I", "", "source address to bind to (client)")
 	fl.StringP("port", "p", strconv.Itoa(ping.DefaultPort), "rdma_cm port")
@@ -109,6 +103,29 @@ func pingUsage(cmd *cobra.Command, f *cli.Factory, reason string) error {
 	fmt.Fprintf(f.IO.ErrOut, "rdmactl ping: %s\n", reason)
 	fmt.Fprint(f.IO.Out, cmd.UsageString())
 	return cli.SilentExit(rpingUsageExit)
+}
+
+// modeFlag is -s or -c: a bool flag that, set, makes its mode the run's.
+type modeFlag struct {
+	mode *ping.Mode
+	is   ping.Mode
+}
+
+func (m modeFlag) String() string { return strconv.FormatBool(m.mode != nil && *m.mode == m.is) }
+func (m modeFlag) Type() string   { return "bool" }
+
+func (m modeFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	switch {
+	case on:
+		*m.mode = m.is
+	case *m.mode == m.is:
+		*m.mode = ping.ModeUnset
+	}
+	return nil
 }
 
 // atoiFlag parses an integer option the way rping's atoi does: it never

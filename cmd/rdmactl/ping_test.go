@@ -103,7 +103,6 @@ func TestPingExtras(t *testing.T) {
 func TestPingBadUsageExitsLikeRping(t *testing.T) {
 	for _, args := range [][]string{
 		{},                // neither -s nor -c
-		{"-s", "-c"},      // both
 		{"-s", "-x"},      // unknown option
 		{"-c", "-a"},      // missing value
 		{"-c", "-t", "5"}, // rping's getopt knows -t but rejects it
@@ -146,5 +145,27 @@ func TestPingWaitModes(t *testing.T) {
 	_, _, errOut, err := runPingCmd(t, "-c", "--busy-poll", "--no-spin")
 	if err == nil || !strings.Contains(errOut, "--busy-poll and --no-spin") {
 		t.Fatalf("both modes: err %v, stderr %q", err, errOut)
+	}
+}
+
+// As rping's getopt loop, the last of -s and -c wins: rping -s -c is a
+// client, rping -c -s a server.
+func TestPingLastModeFlagWins(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want ping.Mode
+	}{
+		{[]string{"-s", "-c"}, ping.ModeClient},
+		{[]string{"-c", "-s"}, ping.ModeServer},
+		{[]string{"-sc"}, ping.ModeClient},
+		{[]string{"-c", "--server=false"}, ping.ModeClient},
+	} {
+		o, _, errOut, err := runPingCmd(t, c.args...)
+		if err != nil || o == nil || o.Mode != c.want {
+			t.Errorf("%q: options %+v, err %v, stderr %q; want mode %v", c.args, o, err, errOut, c.want)
+		}
+	}
+	if _, _, _, err := runPingCmd(t, "-s", "--server=false"); cli.ExitCode(err) != 22 {
+		t.Errorf("-s --server=false: exit %d, want 22 (no mode)", cli.ExitCode(err))
 	}
 }

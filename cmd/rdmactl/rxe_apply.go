@@ -26,7 +26,7 @@ func newCmdRxeApply(f *cli.Factory, runF func(*rxe.ApplyOptions) error) *cobra.C
 			return rxe.Apply(opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Wait, "wait", rxe.DefaultApplyWait, "how long to wait for a recorded netdev to appear")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", rxe.DefaultApplyWait, "how long to wait for a recorded netdev to appear (0: look once)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", rxe.DefaultTimeout, "how long to wait for each new port to become ACTIVE")
 	return cmd
 }

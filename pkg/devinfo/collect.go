@@ -10,9 +10,12 @@ import (
 
 // Selection is which devices and ports to query, as -d and -i choose them.
 type Selection struct {
-	Device string // "" for every device
-	Port   uint8  // 0 for every port
-	GIDs   bool   // walk the rdma.GID tables (ibv_devinfo -v)
+	Device string // "" for every device, unless Named
+	// Named says -d was given: an empty name is then a name, which no
+	// device has (ibv_devinfo -d '').
+	Named bool
+	Port  uint8 // 0 for every port
+	GIDs  bool  // walk the rdma.GID tables (ibv_devinfo -v)
 }
 
 // Report is what one ibv_devinfo run finds, in the order it prints it.
@@ -72,7 +75,7 @@ func Collect(src Source, sel Selection) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sel.Device != "" {
+	if sel.Device != "" || sel.Named {
 		for _, d := range list {
 			if d.Name == sel.Device {
 				return &Report{Devices: []DeviceReport{collectDevice(src, d.Name, sel)}}, nil

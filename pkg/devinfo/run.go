@@ -13,7 +13,8 @@ import (
 
 // Options are ibv_devinfo's flags, plus rdmactl's --json.
 type Options struct {
-	Device  string // -d; "" for every device
+	Device  string // -d; "" for every device, unless Named
+	Named   bool   // -d was given, even as an empty name
 	Port    string // -i exactly as given; "" for every port
 	List    bool   // -l
 	Verbose bool   // -v
@@ -90,7 +91,7 @@ func runText(src Source, opts Options, out, errOut io.Writer) int {
 		port = uint8(n)
 	}
 
-	r, err := Collect(src, Selection{Device: opts.Device, Port: port, GIDs: opts.Verbose})
+	r, err := Collect(src, Selection{Device: opts.Device, Named: opts.Named, Port: port, GIDs: opts.Verbose})
 	if err != nil {
 		return toolFailure(errOut, err)
 	}
@@ -136,7 +137,7 @@ func runJSON(src Source, opts Options, out io.Writer) error {
 		}
 		port = uint8(n)
 	}
-	r, err := Collect(src, Selection{Device: opts.Device, Port: port, GIDs: true})
+	r, err := Collect(src, Selection{Device: opts.Device, Named: opts.Named, Port: port, GIDs: true})
 	if err != nil {
 		return cli.Failf("%v", err)
 	}

@@ -7,8 +7,6 @@ package rxe
 // when rxe_cfg went away.
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,23 +30,41 @@ type Link struct {
 const confHeader = "# Soft-RoCE links re-created at boot by `rdmactl rxe apply` (rdmactl-rxe.service).\n" +
 	"# One link a line: NAME NETDEV. Edited by `rdmactl rxe add|remove --persist`.\n"
 
-// ReadLinks reads the recorded links; a missing file records none.
+// maxConfSize bounds what ReadLinks reads: a list of links is a few
+// hundred bytes, and rxe.conf may be any file (a symlink to a device).
+const maxConfSize = 1 << 20
+
+// ReadLinks reads the recorded links; a missing file records none. Its
+// errors name the file, and the line where one is at fault.
 func ReadLinks(path string) ([]Link, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory: it must be a file of NAME NETDEV lines (remove the directory)", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(b) > maxConfSize {
+		return nil, fmt.Errorf("%s is over %d bytes: it must be a short file of NAME NETDEV lines", path, maxConfSize)
+	}
 	return parseLinks(path, b)
 }
 
+// maxShownLine bounds how much of a bad line an error quotes.
+const maxShownLine = 80
+
 func parseLinks(path string, b []byte) ([]Link, error) {
 	var links []Link
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for n := 1; sc.Scan(); n++ {
-		line, _, _ := strings.Cut(sc.Text(), "#")
+	for n, text := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		line, _, _ := strings.Cut(text, "#")
 		fields := strings.Fields(line)
 		switch len(fields) {
 		case 0:
@@ -56,10 +72,14 @@ func parseLinks(path string, b []byte) ([]Link, error) {
 		case 2:
 			links = append(links, Link{Name: fields[0], Netdev: fields[1]})
 		default:
-			return nil, fmt.Errorf("%s:%d: want NAME NETDEV, got %q", path, n, strings.TrimSpace(line))
+			shown := strings.TrimSpace(line)
+			if len(shown) > maxShownLine {
+				shown = fmt.Sprintf("%s… (%d bytes)", shown[:maxShownLine], len(shown))
+			}
+			return nil, fmt.Errorf("%s:%d: want NAME NETDEV, got %q: fix or remove the line", path, n+1, shown)
 		}
 	}
-	return links, sc.Err()
+	return links, nil
 }
 
 // RecordLink adds or replaces the entry for l.Netdev (one rxe link per
@@ -117,6 +137,24 @@ func writeLinks(path string, links []Link) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	})
+}
+
+// checkRecordable tells whether the links in conf can be rewritten: its
+// lines parse and its directory takes a new file.
+func checkRecordable(conf string) error {
+	if _, err := ReadLinks(conf); err != nil {
+		return err
+	}
+	dir := filepath.Dir(conf)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(conf)+".*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // confPath is opts' file, or ConfPath.

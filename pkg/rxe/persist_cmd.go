@@ -1,6 +1,7 @@
 package rxe
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,23 @@ import (
 
 // AddPersistent is `rxe add --persist`: Add, then record the link (under
 // the name it really has) in conf, or ConfPath when conf is empty.
+//
+// The file is checked before the link is made, and Add's report is held
+// back until the link is recorded: stdout never claims a success that the
+// exit status denies.
 func AddPersistent(opts *AddOptions, conf string) error {
-	if err := Add(opts); err != nil {
+	conf = confPath(conf)
+	if err := checkRecordable(conf); err != nil {
+		return &cli.ExitError{Code: cli.ExitFailed, Err: cli.WithHint(fmt.Errorf("cannot record the link in %s, so none was created: %v", conf, err),
+			"--persist rewrites "+conf+": make its directory writable, or add the link without --persist")}
+	}
+	report := *opts.IO
+	var held bytes.Buffer
+	report.Out = &held
+	added := *opts
+	added.IO = &report
+	if err := Add(&added); err != nil {
+		_, _ = opts.IO.Out.Write(held.Bytes()) // Add's own failure report
 		return err
 	}
 	h := opts.Host
@@ -26,10 +42,12 @@ func AddPersistent(opts *AddOptions, conf string) error {
 	if !ok {
 		return cli.Failf("%s has no rxe link any more; nothing recorded", opts.Netdev)
 	}
-	conf = confPath(conf)
 	changed, err := RecordLink(conf, Link{Name: dev.Name, Netdev: dev.Parent})
 	if err != nil {
-		return cli.Failf("recording %s in %s: %v", dev.Name, conf, err)
+		return cli.Failf("%s was created on %s but not recorded in %s: %v", dev.Name, dev.Parent, conf, err)
+	}
+	if _, err := opts.IO.Out.Write(held.Bytes()); err != nil {
+		return err
 	}
 	if !opts.JSON {
 		verb := "recorded in"
@@ -82,7 +100,7 @@ type ApplyOptions struct {
 	IO   *cli.IOStreams
 	JSON bool
 	Conf string        // empty: ConfPath
-	Wait time.Duration // how long to wait for a recorded netdev to appear
+	Wait time.Duration // how long to wait for a recorded netdev to appear; 0 looks once
 	// Timeout bounds each new port's wait for ACTIVE (Add's --timeout).
 	Timeout time.Duration
 	Host    Host
@@ -106,14 +124,14 @@ type applyResult struct {
 func Apply(opts *ApplyOptions) error {
 	h := opts.Host
 	conf := confPath(opts.Conf)
+	if opts.Wait < 0 {
+		return cli.Usagef("invalid --wait %v: want 0 (do not wait) or a positive duration such as 30s", opts.Wait)
+	}
 	links, err := ReadLinks(conf)
 	if err != nil {
-		return cli.Failf("%v (fix or remove the line; format: NAME NETDEV)", err)
+		return cli.Failf("%v", err)
 	}
 	wait := opts.Wait
-	if wait <= 0 {
-		wait = DefaultApplyWait
-	}
 	var results []applyResult
 	failed := 0
 	for _, l := range links {
@@ -183,7 +201,7 @@ func applyLink(opts *ApplyOptions, h Host, l Link, wait time.Duration) error {
 	return err
 }
 
-// waitNetdev polls until the netdev exists, at most wait.
+// waitNetdev polls until the netdev exists, at most wait (0: looks once).
 func waitNetdev(h Host, name string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {

@@ -157,3 +157,73 @@ func TestApplyJSON(t *testing.T) {
 		}
 	}
 }
+
+// --wait 0 looks once instead of waiting the default; a negative --wait is
+// a usage error.
+func TestApplyWaitZeroAndNegative(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "rxe.conf")
+	os.WriteFile(conf, []byte("rxe9 eth9\n"), 0o644)
+	h := &fakeHost{netdevs: labNetdevs(), loaded: true}
+	io, _ := testIO()
+	done := make(chan error, 1)
+	go func() { done <- Apply(&ApplyOptions{IO: io, Conf: conf, Host: h, Wait: 0}) }()
+	select {
+	case err := <-done:
+		wantExit(t, err, 1)
+	case <-time.After(3 * time.Second):
+		t.Fatal("--wait 0 still waiting after 3s")
+	}
+	if errText := io.ErrOut.(interface{ String() string }).String(); !strings.Contains(errText, "eth9 did not appear within 0s") {
+		t.Errorf("stderr %q", errText)
+	}
+	err := Apply(&ApplyOptions{IO: io, Conf: conf, Host: h, Wait: -5 * time.Second})
+	wantExit(t, err, 2)
+	if !strings.Contains(err.Error(), "invalid --wait -5s") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// A line longer than bufio.Scanner takes, and an rxe.conf that is a
+// directory, are reported with the file (and the line), not as a scanner's
+// or "the line's" fault.
+func TestReadLinksLongLineAndDirectory(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "rxe.conf")
+	os.WriteFile(conf, []byte("rxe0 veth0\n"+strings.Repeat("x", 70000)+"\n"), 0o644)
+	_, err := ReadLinks(conf)
+	if err == nil || !strings.Contains(err.Error(), conf+":2: want NAME NETDEV") || !strings.Contains(err.Error(), "(70000 bytes)") || len(err.Error()) > 300 {
+		t.Errorf("long line: %v", err)
+	}
+	asDir := filepath.Join(dir, "etc", "rxe.conf")
+	os.MkdirAll(asDir, 0o755)
+	_, err = ReadLinks(asDir)
+	if err == nil || !strings.Contains(err.Error(), asDir+" is a directory") || strings.Contains(err.Error(), "the line") {
+		t.Errorf("directory: %v", err)
+	}
+	io, _ := testIO()
+	err = Apply(&ApplyOptions{IO: io, Conf: asDir, Host: &fakeHost{netdevs: labNetdevs(), loaded: true}})
+	wantExit(t, err, 1)
+	if strings.Contains(err.Error(), "the line") {
+		t.Errorf("apply blames a line: %v", err)
+	}
+}
+
+// rxe add --persist where the file cannot be written creates no link and
+// prints no success: stdout stays empty, the exit status is 1.
+func TestAddPersistentUnwritable(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "etc")
+	os.WriteFile(blocker, nil, 0o644) // a file where the directory should be
+	conf := filepath.Join(blocker, "rdmactl", "rxe.conf")
+	for _, asJSON := range []bool{false, true} {
+		h := &fakeHost{netdevs: labNetdevs(), loaded: true}
+		io, out := testIO()
+		err := AddPersistent(&AddOptions{IO: io, JSON: asJSON, Netdev: "veth0", Name: "rxe0", Host: h}, conf)
+		wantExit(t, err, 1)
+		if out.Len() != 0 || len(h.adds) != 0 {
+			t.Errorf("json=%v: stdout %q, links added %v", asJSON, out, h.adds)
+		}
+		if !strings.Contains(err.Error(), "cannot record the link in "+conf+", so none was created") {
+			t.Errorf("error %v", err)
+		}
+	}
+}

@@ -35,13 +35,13 @@ func NewLog(w io.Writer, asJSON bool) *Log { return &Log{w: w, json: asJSON} }
 // jsonEntry is one JSON line: an Entry with the contract's error member
 // (cli.EncodeDocument puts schema_version first).
 type jsonEntry struct {
-	Time          time.Time      `json:"time"`
-	Peer          string         `json:"peer"`
-	Test          string         `json:"test"`
-	OK            bool           `json:"ok"`
-	Seconds       float64        `json:"duration_seconds"`
-	BW            *BW            `json:"bandwidth,omitempty"`
-	Error         *cli.ErrorBody `json:"error,omitempty"`
+	Time    time.Time      `json:"time"`
+	Peer    string         `json:"peer"`
+	Test    string         `json:"test"`
+	OK      bool           `json:"ok"`
+	Seconds float64        `json:"duration_seconds"`
+	BW      *BW            `json:"bandwidth,omitempty"`
+	Error   *cli.ErrorBody `json:"error,omitempty"`
 }
 
 func jsonEntryOf(e Entry) jsonEntry {

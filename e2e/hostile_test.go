@@ -1,0 +1,282 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gidIndexOf is the RoCE v2 GID index of ip on dev, read from sysfs.
+func gidIndexOf(t *testing.T, dev, ip string) string {
+	t.Helper()
+	want := fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%s", ipv4GIDTail(ip))
+	for _, g := range readSysfsGIDs(t) {
+		if g.dev == dev && g.gid == want && g.typ == "RoCE v2" {
+			return g.index
+		}
+	}
+	t.Fatalf("no RoCE v2 GID of %s on %s", ip, dev)
+	return ""
+}
+
+func ipv4GIDTail(ip string) string {
+	a := net.ParseIP(ip).To4()
+	return fmt.Sprintf("%02x%02x:%02x%02x", a[0], a[1], a[2], a[3])
+}
+
+// dialFrom opens a TCP connection to 10.9.0.1:port from 10.9.0.2, so that
+// serve sees a peer other than the real clients'.
+func dialFrom(port int) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.9.0.2")}, Timeout: 5 * time.Second}
+	return d.Dial("tcp4", fmt.Sprintf("10.9.0.1:%d", port))
+}
+
+// holdIdle keeps n idle connections open to port until ctx ends: one that
+// serve closes is opened again a little later.
+func holdIdle(ctx context.Context, port, n int, wg *sync.WaitGroup) {
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				c, err := dialFrom(port)
+				if err == nil {
+					go func() { <-ctx.Done(); c.Close() }()
+					_, _ = io.Copy(io.Discard, c) // until serve closes it
+					c.Close()
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}()
+	}
+}
+
+// garbage sends n clients in all, at most 20 at once, each some random
+// bytes to port before closing.
+func garbage(port, n int) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 20)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := dialFrom(port)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			b := make([]byte, 16+i%200)
+			_, _ = rand.Read(b)
+			_, _ = c.Write(b)
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			_, _ = c.Read(make([]byte, 64))
+		}()
+	}
+	wg.Wait()
+}
+
+// slowPerftest is a perftest client that sends its version and then one
+// exchange step every 4 s, each inside a 5 s step timeout; it returns when
+// the server closes the connection, and how long that took.
+func slowPerftest(t *testing.T) time.Duration {
+	begin := time.Now()
+	c, err := dialFrom(perftestPort)
+	if err != nil {
+		t.Errorf("slow client: %v", err)
+		return 0
+	}
+	defer c.Close()
+	version := make([]byte, 16)
+	copy(version, "6.06")
+	if _, err := c.Write(version); err == nil {
+		_, err = io.ReadFull(c, version)
+	}
+	for err == nil && time.Since(begin) < 2*time.Minute {
+		time.Sleep(4 * time.Second)
+		step := binary.BigEndian.AppendUint32(nil, 4096)
+		if _, err = c.Write(step); err == nil {
+			_, err = io.ReadFull(c, step)
+		}
+	}
+	return time.Since(begin)
+}
+
+// healthCheck is a client that must get its answer from serve.
+type healthCheck struct {
+	name string
+	args []string
+}
+
+func healthChecks(t *testing.T) []healthCheck {
+	return []healthCheck{
+		{"rping", []string{"rping", "-c", "-a", "10.9.0.1", "-C", "3", "-V"}},
+		{"demo", []string{rdmactl, "demo", "-d", "rxe0", "-g", gidIndexOf(t, "rxe0", "10.9.0.1"), "10.9.0.1"}},
+		{"smoke", []string{rdmactl, "smoke", "10.9.0.1", "-C", "3", "--timeout", "10s"}},
+	}
+}
+
+// serveHealth runs the checks against serve and fails unless each passes
+// within 2 s of what it took against the idle serve (base; under qemu TCG
+// on a shared machine a client's own start takes seconds), and serve's RSS
+// and thread count stay bounded. It returns what each took.
+func serveHealth(t *testing.T, what string, pid int, base []time.Duration) []time.Duration {
+	t.Helper()
+	var took []time.Duration
+	for i, c := range healthChecks(t) {
+		begin := time.Now()
+		r := run(t, 2*time.Minute, c.args[0], c.args[1:]...)
+		d := time.Since(begin)
+		took = append(took, d)
+		t.Logf("%s: %s took %v", what, c.name, d)
+		if r.Code != 0 {
+			t.Errorf("%s: %s exit %d\n%s%s", what, c.name, r.Code, r.Stdout, r.Stderr)
+		}
+		if base != nil && d > base[i]+2*time.Second {
+			t.Errorf("%s: %s took %v, %v against the idle serve: want within 2 s of that", what, c.name, d, base[i])
+		}
+	}
+	rssKiB, threads := rss(t, pid), procStatusKiB(t, pid, "Threads")
+	t.Logf("%s: serve RSS %d KiB, %d threads, %d fds", what, rssKiB, threads, countFDs(pid))
+	if rssKiB > 16*1024 {
+		t.Errorf("%s: serve RSS %d KiB, want at most 16 MiB", what, rssKiB)
+	}
+	if threads > 64 {
+		t.Errorf("%s: serve runs %d threads", what, threads)
+	}
+	return took
+}
+
+func countFDs(pid int) int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(ents)
+}
+
+// TestSingleHostileServe: serve keeps answering rping, a demo client and
+// smoke, each within 2 s of its time against the idle serve, in at most
+// 16 MiB and a bounded number of threads, while 500 idle TCP connections
+// are held open on each of its TCP ports and while 200 garbage clients
+// come to each; SIGTERM then leaves nothing behind.
+func TestSingleHostileServe(t *testing.T) {
+	requireRole(t, "single")
+	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
+	waitTCPListen(t, perftestPort)
+	pid := s.cmd.Process.Pid
+	base := serveHealth(t, "idle serve", pid, nil)
+
+	t.Run("500-idle-per-port", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		holdIdle(ctx, 19875, 500, &wg)
+		holdIdle(ctx, perftestPort, 500, &wg)
+		time.Sleep(3 * time.Second)
+		serveHealth(t, "500 idle per port", pid, base)
+		cancel()
+		wg.Wait()
+	})
+
+	t.Run("200-garbage-clients", func(t *testing.T) {
+		done := make(chan struct{})
+		go func() {
+			for {
+				garbage(19875, 200)
+				garbage(perftestPort, 200)
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+		serveHealth(t, "garbage clients", pid, base)
+		done <- struct{}{}
+	})
+
+	out := stopWithin(t, s.background, 3*time.Second)
+	noRDMALeft(t)
+	t.Logf("serve log: %v", logLines(out.Stdout))
+}
+
+// TestSingleHostileSlowPerftest: a perftest client that sends one exchange
+// step every 4 s, each inside serve's --timeout 5s, is still dropped within
+// the 5 s, so a real ib_write_bw that comes a second later is served.
+func TestSingleHostileSlowPerftest(t *testing.T) {
+	requireRole(t, "single")
+	s := startServe(t, 7175, 19876, "-a", "10.9.0.1", "--timeout", "5s")
+	waitTCPListen(t, perftestPort)
+	held := make(chan time.Duration, 1)
+	go func() { held <- slowPerftest(t) }()
+	time.Sleep(time.Second)
+	x := gidIndexOf(t, "rxe0", "10.9.0.1")
+	bw := run(t, 3*time.Minute, "ib_write_bw", "-d", "rxe0", "-x", x, "-F", "-n", "200", "10.9.0.1")
+	if bw.Code != 0 && !strings.Contains(bw.Stderr, "Can't produce a report") {
+		t.Errorf("ib_write_bw after the slow client: exit %d\n%s%s", bw.Code, bw.Stdout, bw.Stderr)
+	}
+	d := <-held
+	t.Logf("the slow client was held %v", d)
+	if d > 8*time.Second {
+		t.Errorf("serve held a client that sends a step every 4 s for %v under --timeout 5s", d)
+	}
+	out := stopWithin(t, s.background, 3*time.Second)
+	noRDMALeft(t)
+	if n := logLines(out.Stdout)["write_bw ok"]; n != 1 {
+		t.Errorf("%d write_bw ok lines, want 1 (ib_write_bw's):\n%s", n, out.Stdout)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestSingleHostileDevinfoEmptyName: -d '' names no device, as in
+// ibv_devinfo, which says so and exits 255.
+func TestSingleHostileDevinfoEmptyName(t *testing.T) {
+	requireRole(t, "single")
+	real := run(t, time.Minute, "ibv_devinfo", "-d", "")
+	ours := run(t, time.Minute, rdmactl, "devinfo", "-d", "")
+	sameResult(t, "devinfo -d ''", real, ours)
+	if dir := os.Getenv("CAPTURE_DIR"); dir != "" {
+		_ = os.MkdirAll(dir, 0o755)
+		_ = os.WriteFile(dir+"/stdout", []byte(real.Stdout), 0o644)
+		_ = os.WriteFile(dir+"/stderr", []byte(real.Stderr), 0o644)
+		_ = os.WriteFile(dir+"/status", []byte(fmt.Sprintf("%d\n", real.Code)), 0o644)
+	}
+}
+
+// TestSingleHostilePingModeFlags: as rping's getopt loop, the last of -s
+// and -c wins: `-s -c` runs a client, with the same output as rping's.
+func TestSingleHostilePingModeFlags(t *testing.T) {
+	requireRole(t, "single")
+	flags := []string{"-a", "10.9.0.1", "-v", "-C", "3"}
+	var clients []result
+	for _, tool := range []string{"rping", rdmactl} {
+		port := freshPort()
+		srv := start(t, 2*time.Minute, "rping", append([]string{"-s", "-p", fmt.Sprint(port)}, flags...)...)
+		waitListening(t, port)
+		args := append(append(toolArgs(tool, "-s"), "-c", "-p", fmt.Sprint(port)), flags...)
+		clients = append(clients, run(t, time.Minute, tool, args...))
+		srv.wait(t)
+	}
+	if clients[0].Code != 0 {
+		t.Fatalf("rping -s -c: exit %d\n%s%s", clients[0].Code, clients[0].Stdout, clients[0].Stderr)
+	}
+	sameResult(t, "ping -s -c", clients[0], clients[1])
+}
