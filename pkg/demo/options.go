@@ -50,6 +50,9 @@ type Options struct {
 
 	Server   string // empty: be the server
 	Device   string // empty: the first device
+	// DeviceSource is where Device came from (-d, RDMACTL_DEVICE,
+	// FILE:device), for the error when it names no device.
+	DeviceSource string
 	IBPort   int
 	GRH      bool // a GID index was given
 	GIDIndex int

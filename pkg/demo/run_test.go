@@ -309,7 +309,7 @@ func TestRunPreflight(t *testing.T) {
 		code int
 		want string
 	}{
-		{Options{Device: "nosuch", IBPort: 1, GRH: true, GIDIndex: 1}, cli.ExitFailed, "IB device nosuch wasn't found (devices: rxe0"},
+		{Options{Device: "nosuch", DeviceSource: "RDMACTL_DEVICE", IBPort: 1, GRH: true, GIDIndex: 1}, cli.ExitUsage, `no RDMA device "nosuch" (from RDMACTL_DEVICE): the devices are rxe0`},
 		{Options{Device: "rxe0", IBPort: 2, GRH: true, GIDIndex: 1}, cli.ExitUsage, "rxe0 has no port 2"},
 		{Options{Device: "rxe0", IBPort: 1, GRH: true, GIDIndex: 99}, cli.ExitUsage, "no GID at index 99: pick one from 'rdmactl gids -d rxe0'"},
 	} {

@@ -136,9 +136,9 @@ func runJSON(src Source, opts Options, out io.Writer) error {
 		}
 		port = uint8(n)
 	}
-	r, err := Collect(src, Selection{Device: opts.Device, Port: port, GIDs: true})
+	r, err := Collect(src, Selection{Device: opts.Device, DeviceSource: "-d", Port: port, GIDs: true})
 	if err != nil {
-		return cli.Failf("%v", err)
+		return cli.AsFailure(err)
 	}
 	for i := range r.Devices {
 		if err := r.Devices[i].Err(); err != nil {
