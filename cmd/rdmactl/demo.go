@@ -50,10 +50,10 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 				RDMA:         f.RDMA(),
 				Device:       v.GetString(cli.KeyDevice),
 				DeviceSource: f.ValueSource(cmd, cli.KeyDevice),
-				IBPort:  v.GetInt(cli.KeyIBPort),
-				TCPPort: v.GetInt(cli.KeyTCPPort),
-				Timeout: timeout,
-				JSON:    f.JSON,
+				IBPort:       v.GetInt(cli.KeyIBPort),
+				TCPPort:      v.GetInt(cli.KeyTCPPort),
+				Timeout:      timeout,
+				JSON:         f.JSON,
 			}}
 			if len(args) == 1 {
 				opts.Server = args[0]

@@ -21,7 +21,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 			}
 			return nil
 		},
-		RunE:          helpOrUsage(f),
+		RunE: helpOrUsage(f),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if noColor {
 				f.IO.DisableColor()

@@ -216,7 +216,8 @@ func TestRunConnectionRefused(t *testing.T) {
 	if want := mask(readTestdata(t, "original-refused-client.stdout")); mask(s.out) != want {
 		t.Errorf("stdout:\n%s\nwant\n%s", mask(s.out), want)
 	}
-	if want := mask(readTestdata(t, "original-refused-client.stderr")); mask(s.errOut) != want {
+	hint := fmt.Sprintf("hint: nothing listens on 127.0.0.1 port %d (start `rdmactl demo` there, or check -p)\n", o.TCPPort)
+	if want := mask(readTestdata(t, "original-refused-client.stderr") + hint); mask(s.errOut) != want {
 		t.Errorf("stderr:\n%s\nwant\n%s", mask(s.errOut), want)
 	}
 }

@@ -17,9 +17,9 @@ type Options struct {
 	// DeviceSource is where Device came from (-d, the operand,
 	// RDMACTL_DEVICE, FILE:device), for the error when it names none.
 	DeviceSource string
-	Port   string // -p as given; "" for every port
-	IP     string // --ip; "" to list instead
-	JSON   bool
+	Port         string // -p as given; "" for every port
+	IP           string // --ip; "" to list instead
+	JSON         bool
 
 	Source devinfo.Source
 	IO     *cli.IOStreams

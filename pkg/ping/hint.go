@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -67,7 +68,7 @@ func hintFor(f failure, peer, addr string, server bool) string {
 		return "the server stopped answering (is it still running?)"
 	case f.event == rdma.CMEventRejected && f.status == 8:
 		// IB_CM_REJ_INVALID_SERVICE_ID: no listener on that port.
-		return "nothing listens on " + peer + " (start `rdmactl ping -s` there, or check -p)"
+		return cli.NothingListensHint(peer, "rdmactl ping -s")
 	case f.event == rdma.CMEventRejected && f.status == 28:
 		// IB_CM_REJ_CONSUMER_DEFINED: the server took the request and
 		// dropped it, as rping does when its own setup fails.
