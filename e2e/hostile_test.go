@@ -172,7 +172,6 @@ func countFDs(pid int) int {
 // are held open on each of its TCP ports and while 200 garbage clients
 // come to each; SIGTERM then leaves nothing behind.
 func TestSingleHostileServe(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitTCPListen(t, perftestPort)
 	pid := s.cmd.Process.Pid
@@ -215,7 +214,6 @@ func TestSingleHostileServe(t *testing.T) {
 // step every 4 s, each inside serve's --timeout 5s, is still dropped within
 // the 5 s, so a real ib_write_bw that comes a second later is served.
 func TestSingleHostileSlowPerftest(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7175, 19876, "-a", "10.9.0.1", "--timeout", "5s")
 	waitTCPListen(t, perftestPort)
 	held := make(chan time.Duration, 1)
@@ -249,7 +247,6 @@ func tail(s string, n int) string {
 // TestSingleHostileDevinfoEmptyName: -d '' names no device, as in
 // ibv_devinfo, which says so and exits 255.
 func TestSingleHostileDevinfoEmptyName(t *testing.T) {
-	requireRole(t, "single")
 	real := run(t, time.Minute, "ibv_devinfo", "-d", "")
 	ours := run(t, time.Minute, rdmactl, "devinfo", "-d", "")
 	sameResult(t, "devinfo -d ''", real, ours)
@@ -264,7 +261,6 @@ func TestSingleHostileDevinfoEmptyName(t *testing.T) {
 // TestSingleHostilePingModeFlags: as rping's getopt loop, the last of -s
 // and -c wins: `-s -c` runs a client, with the same output as rping's.
 func TestSingleHostilePingModeFlags(t *testing.T) {
-	requireRole(t, "single")
 	flags := []string{"-a", "10.9.0.1", "-v", "-C", "3"}
 	var clients []result
 	for _, tool := range []string{"rping", rdmactl} {

@@ -20,7 +20,6 @@ import (
 // rdma statistic show prints, for every device and for one device or port,
 // on idle counters and after traffic moved them, and fails in its words.
 func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
-	requireRole(t, "single")
 	compare := func(t *testing.T) {
 		for _, c := range []struct {
 			rdma, ours []string
@@ -86,23 +85,13 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func gidIndexOf(t *testing.T, ip string) string {
-	t.Helper()
-	r := run(t, time.Minute, rdmactl, "gids", "--ip", ip)
-	if r.Code != 0 {
-		t.Fatalf("gids --ip %s: %+v", ip, r)
-	}
-	return strings.TrimSpace(r.Stdout)
-}
-
 // TestSingleStatWatchFollowsPerf: while perf write_bw runs on rxe0, stat
 // --watch 1 --json shows sent_pkts and rcvd_pkts rising at the packet rate
 // perf's message rate makes (one packet per path MTU of each message,
 // within 20%), each line valid against its schema; SIGINT ends the watch
 // with exit 0.
 func TestSingleStatWatchFollowsPerf(t *testing.T) {
-	requireRole(t, "single")
-	gid := gidIndexOf(t, "10.9.0.1")
+	gid := gidIndexOf(t, "rxe0", "10.9.0.1")
 	watch := start(t, 3*time.Minute, rdmactl, "stat", "-d", "rxe0", "--watch", "1", "--json")
 	perfPort++
 	common := []string{"perf", "write_bw", "-d", "rxe0", "-x", gid, "-s", "65536", "-D", "8", "-p", fmt.Sprint(perfPort)}

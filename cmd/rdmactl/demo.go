@@ -42,22 +42,18 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := f.BindFlags(cmd.Flags(), map[string]string{
-				cli.KeyDevice:   "ib-dev",
-				cli.KeyIBPort:   "ib-port",
-				cli.KeyGIDIndex: "gid-idx",
-				cli.KeyTCPPort:  "port",
-			})
+			v, err := f.Config()
 			if err != nil {
 				return err
 			}
 			opts := &DemoOptions{IO: f.IO, Options: demo.Options{
-				RDMA:    f.RDMA(),
-				Device:  v.GetString(cli.KeyDevice),
-				IBPort:  v.GetInt(cli.KeyIBPort),
-				TCPPort: v.GetInt(cli.KeyTCPPort),
-				Timeout: timeout,
-				JSON:    f.JSON,
+				RDMA:         f.RDMA(),
+				Device:       v.GetString(cli.KeyDevice),
+				DeviceSource: f.ValueSource(cmd, cli.KeyDevice),
+				IBPort:       v.GetInt(cli.KeyIBPort),
+				TCPPort:      v.GetInt(cli.KeyTCPPort),
+				Timeout:      timeout,
+				JSON:         f.JSON,
 			}}
 			opts.Counters = counterSource(f)
 			if len(args) == 1 {
@@ -86,6 +82,12 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 			return runDemo(opts)
 		},
 	}
+	cli.ReadsConfig(cmd, map[string]string{
+		cli.KeyDevice:   "ib-dev",
+		cli.KeyIBPort:   "ib-port",
+		cli.KeyGIDIndex: "gid-idx",
+		cli.KeyTCPPort:  "port",
+	})
 	fl := cmd.Flags()
 	fl.StringP("ib-dev", "d", "", "RDMA device (default: the first one found)")
 	fl.IntP("ib-port", "i", 1, "port of the RDMA device")

@@ -23,7 +23,7 @@ func runDemoCmd(t *testing.T, args ...string) (*DemoOptions, error) {
 	var out, errOut bytes.Buffer
 	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: noRDMA}
 	var got *DemoOptions
-	cmd := newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil })
+	cmd := asRoot(f, newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil }))
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -96,14 +96,19 @@ func TestDemoConfigLayers(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), ConfigPath: cfg, RDMA: noRDMA}
 	var got *DemoOptions
-	cmd := newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil })
+	cmd := asRoot(f, newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil }))
 	t.Setenv("RDMACTL_TCP_PORT", "20124")
 	cmd.SetArgs([]string{"-d", "rxe0"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Device != "rxe0" || !got.GIDAuto || got.TCPPort != 20124 {
+	if got.Device != "rxe0" || got.DeviceSource != "-d" || !got.GIDAuto || got.TCPPort != 20124 {
 		t.Errorf("layered options %+v", got.Options)
+	}
+	cmd = asRoot(f, newCmdDemo(f, func(o *DemoOptions) error { got = o; return nil }))
+	cmd.SetArgs(nil)
+	if err := cmd.Execute(); err != nil || got.Device != "rxe7" || got.DeviceSource != cfg+":device" {
+		t.Errorf("device from the config file: %+v, %v", got.Options, err)
 	}
 }
 

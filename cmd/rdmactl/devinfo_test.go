@@ -31,6 +31,13 @@ func isolateConfig(t *testing.T) {
 	}
 }
 
+// asRoot gives a command run on its own the root's preparation (config
+// loaded, its keys bound), as when it runs under rdmactl.
+func asRoot(f *cli.Factory, cmd *cobra.Command) *cobra.Command {
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return f.Prepare(c) }
+	return cmd
+}
+
 func newTestFactory() (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
 	return &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: func() rdma.Stack { return nil }}, &out, &errOut
@@ -132,14 +139,13 @@ func TestDevinfoIgnoresConfigAndEnvironment(t *testing.T) {
 	}
 }
 
-func TestDevinfoDevicesGidsTakeNoArguments(t *testing.T) {
+func TestDevinfoDevicesTakeNoArguments(t *testing.T) {
 	isolateConfig(t)
 	f, _, _ := newTestFactory()
 	ran := false
 	for _, cmd := range []*cobra.Command{
 		newCmdDevinfo(f, func(*devinfo.Options) error { ran = true; return nil }),
 		newCmdDevices(f, func(*devinfo.DevicesOptions) error { ran = true; return nil }),
-		newCmdGids(f, func(*gids.Options) error { ran = true; return nil }),
 	} {
 		cmd.SetArgs([]string{"rxe0"})
 		cmd.SetOut(&bytes.Buffer{})
@@ -167,7 +173,7 @@ func TestDevicesJSONFlag(t *testing.T) {
 func runGidsCmd(t *testing.T, f *cli.Factory, args ...string) (*gids.Options, error) {
 	t.Helper()
 	var got *gids.Options
-	cmd := newCmdGids(f, func(o *gids.Options) error { got = o; return nil })
+	cmd := asRoot(f, newCmdGids(f, func(o *gids.Options) error { got = o; return nil }))
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
@@ -179,7 +185,7 @@ func TestGidsFlags(t *testing.T) {
 	isolateConfig(t)
 	f, _, _ := newTestFactory()
 	f.JSON = true
-	want := gids.Options{Device: "rxe0", Port: "1", IP: "10.9.0.1", JSON: true, IO: f.IO}
+	want := gids.Options{Device: "rxe0", DeviceSource: "-d", Port: "1", IP: "10.9.0.1", JSON: true, IO: f.IO}
 	for _, args := range [][]string{
 		{"-d", "rxe0", "-p", "1", "--ip", "10.9.0.1"},
 		{"--ib-dev=rxe0", "--ib-port=1", "--ip=10.9.0.1"},
@@ -193,8 +199,28 @@ func TestGidsFlags(t *testing.T) {
 	t.Setenv("RDMACTL_DEVICE", "rxe1")
 	t.Setenv("RDMACTL_IB_PORT", "1")
 	f, _, _ = newTestFactory()
-	if got, err := runGidsCmd(t, f); err != nil || got.Device != "rxe1" || got.Port != "1" || got.IP != "" {
+	if got, err := runGidsCmd(t, f); err != nil || got.Device != "rxe1" || got.DeviceSource != "RDMACTL_DEVICE" || got.Port != "1" || got.IP != "" {
 		t.Errorf("from the environment: %+v %v", got, err)
+	}
+}
+
+// show_gids takes the device as its operand: so does gids, the operand
+// winning over the environment, and -d naming another is an error.
+func TestGidsDeviceOperand(t *testing.T) {
+	isolateConfig(t)
+	t.Setenv("RDMACTL_DEVICE", "rxe1")
+	f, _, _ := newTestFactory()
+	got, err := runGidsCmd(t, f, "rxe0")
+	if err != nil || got.Device != "rxe0" || got.DeviceSource != "the DEV operand" {
+		t.Errorf("gids rxe0: %+v %v", got, err)
+	}
+	if got, err := runGidsCmd(t, f, "rxe0", "-d", "rxe0"); err != nil || got.Device != "rxe0" {
+		t.Errorf("gids rxe0 -d rxe0: %+v %v", got, err)
+	}
+	for _, args := range [][]string{{"rxe0", "-d", "rxe1"}, {"rxe0", "rxe1"}} {
+		if got, err := runGidsCmd(t, f, args...); got != nil || cli.ExitCode(err) != cli.ExitUsage {
+			t.Errorf("gids %q: %+v %v, want a usage error", args, got, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 )
 
 var updateMan = flag.Bool("update-man", false, "rewrite ../../man from the command tree (make man)")
@@ -63,7 +65,7 @@ func TestManPagesHaveTheSectionsPeopleLookFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{".SH EXIT STATUS", "\\fB22\\fP", ".SH ENVIRONMENT", "RDMACTL_CM_PORT", "NO_COLOR",
+	for _, want := range []string{".TH \"RDMACTL-PING\" \"1\"", ".SH EXIT STATUS", "\\fB22\\fP", ".SH ENVIRONMENT", "NO_COLOR",
 		".SH FILES", ".SH EXAMPLES", ".SH SEE ALSO", "\\fBrping\\fP(1)"} {
 		if !strings.Contains(string(ping), want) {
 			t.Errorf("rdmactl-ping.1 lacks %q", want)
@@ -129,12 +131,80 @@ func writeManPages(dir string, date time.Time) error {
 			}
 		}
 		var buf bytes.Buffer
-		header := &doc.GenManHeader{Title: "RDMACTL", Section: "1", Source: "rdmactl", Date: &date}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
+		header := &doc.GenManHeader{Title: strings.ToUpper(name), Section: "1", Source: "rdmactl", Date: &date}
 		if err := doc.GenMan(c, header, &buf); err != nil {
 			return err
 		}
-		name := strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1"
-		return os.WriteFile(filepath.Join(dir, name), []byte(addManSections(c, buf.String())), 0o644)
+		return os.WriteFile(filepath.Join(dir, name+".1"), []byte(addManSections(c, buf.String())), 0o644)
 	}
 	return walk(root)
+}
+
+// Every RDMACTL_* variable a page names in ENVIRONMENT is one its command
+// reads: set to a value its flag would refuse, the command must refuse it
+// and name the variable. A page that claims a variable its command
+// ignores fails here, for the command then runs.
+func TestManEnvironmentIsWhatCommandsRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeManPages(dir, manDate()); err != nil {
+		t.Fatal(err)
+	}
+	checkManEnvironment(t, dir)
+}
+
+// invalidDefault is, per config key, a value that key never accepts.
+var invalidDefault = map[string]string{cli.KeyDevice: "no/such", cli.KeyIBPort: "0", cli.KeyGIDIndex: "x", cli.KeyTCPPort: "0"}
+
+// checkOperands are the operands a command needs to get past its
+// argument check.
+var checkOperands = map[string][]string{
+	"rdmactl perf": {"write_bw"}, "rdmactl rxe add": {"eth0"}, "rdmactl rxe remove": {"rxe0"},
+	"rdmactl completion bash": nil,
+}
+
+var envEntry = regexp.MustCompile(`(?m)^\\fB(RDMACTL_[A-Z_]+)\\fP$`)
+
+func checkManEnvironment(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range pageNames(t, dir) {
+		page, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, env := cutSection(string(page), ".SH ENVIRONMENT\n")
+		path := strings.ReplaceAll(strings.TrimSuffix(name, ".1"), "-", " ")
+		for _, m := range envEntry.FindAllStringSubmatch(env, -1) {
+			variable := m[1]
+			if variable == pollwait.TraceEnv && path == "rdmactl ping" {
+				continue // a file name, read when the pings start: no value is refused
+			}
+			bad, ok := invalidDefault[strings.ToLower(strings.TrimPrefix(variable, "RDMACTL_"))]
+			if !ok {
+				t.Errorf("%s names %s, which is no config key's variable", name, variable)
+				continue
+			}
+			isolateConfig(t)
+			t.Setenv(variable, bad)
+			f, _, _ := newTestFactory()
+			root := newCmdRoot(f)
+			stubRuns(root)
+			root.SetArgs(append(strings.Fields(path)[1:], checkOperands[path]...))
+			err := root.Execute()
+			if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(fmt.Sprint(err), variable) {
+				t.Errorf("%s names %s, but '%s' with %s=%q gives %v: the command ignores it", name, variable, path, variable, bad, err)
+			}
+		}
+	}
+}
+
+// stubRuns replaces what every command does with nothing, keeping the
+// flag parsing and the root's preparation (config, bound keys).
+func stubRuns(c *cobra.Command) {
+	if c.Runnable() {
+		c.Run, c.RunE = nil, func(*cobra.Command, []string) error { return nil }
+	}
+	for _, sub := range c.Commands() {
+		stubRuns(sub)
+	}
 }

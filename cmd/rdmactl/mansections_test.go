@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 )
 
 // item is one tagged paragraph (.TP) of a section.
@@ -56,13 +59,37 @@ var exitStatus = map[string][]item{
 
 type envVar struct{ name, text string }
 
-// environment lists the variables each command reads, by command path.
-var environment = map[string][]envVar{
-	"rdmactl devinfo": {{"RDMACTL_DEVICE", "Default for -d."}, {"RDMACTL_IB_PORT", "Default for -i."}},
-	"rdmactl gids":    {{"RDMACTL_DEVICE", "Default for -d."}, {"RDMACTL_IB_PORT", "Default for -p."}},
-	"rdmactl ping":    {{"RDMACTL_CM_PORT", "Default for -p (the rdma_cm port, 7174)."}},
-	"rdmactl demo": {{"RDMACTL_DEVICE", "Default for -d."}, {"RDMACTL_IB_PORT", "Default for -i."},
-		{"RDMACTL_GID_INDEX", "Default for -g (a number or auto)."}, {"RDMACTL_TCP_PORT", "Default for -p (the TCP port, 19875)."}},
+// otherEnvironment lists, by command path, the variables a command reads
+// besides the RDMACTL_* defaults of its flags (which the page takes from
+// the keys the command binds, cli.ReadsConfig).
+var otherEnvironment = map[string][]envVar{
+	"rdmactl ping": {
+		{pollwait.TraceEnv, "When set to a FILE, every completion wait is appended to it (site, latency, time spun), for studying the wait policy."},
+		{"GOGC, GOMEMLIMIT", "Win over the collector settings a persistent server (-s -P) applies (GOGC 50, a 16 MiB soft limit)."},
+	},
+	"rdmactl serve": {
+		{"GOGC, GOMEMLIMIT", "Win over the collector settings the responder applies (GOGC 50, a 16 MiB soft limit)."},
+	},
+}
+
+// configEnvironment describes the RDMACTL_* variables that give c's flags
+// their defaults, from the config keys c binds.
+func configEnvironment(c *cobra.Command) []envVar {
+	keys := cli.ConfigFlags(c)
+	var out []envVar
+	for _, key := range cli.KnownKeys {
+		name, ok := keys[key]
+		if !ok {
+			continue
+		}
+		fl := c.Flags().Lookup(name)
+		flag := "--" + fl.Name
+		if fl.Shorthand != "" {
+			flag = "-" + fl.Shorthand + " (" + flag + ")"
+		}
+		out = append(out, envVar{cli.EnvVar(key), fmt.Sprintf("Default for %s, over the config file's key %s; the flag wins.", flag, key)})
+	}
+	return out
 }
 
 var commonEnvironment = []envVar{
@@ -71,7 +98,7 @@ var commonEnvironment = []envVar{
 }
 
 var configFiles = []item{
-	{"$XDG_CONFIG_HOME/rdmactl/config.yaml", "Per-user configuration (keys device, ib_port, gid_index, cm_port, tcp_port); flags win over RDMACTL_* variables, which win over the file."},
+	{"$XDG_CONFIG_HOME/rdmactl/config.yaml", "Per-user configuration (keys " + strings.Join(cli.KnownKeys, ", ") + ", read by the commands whose ENVIRONMENT names their RDMACTL_* variables); flags win over RDMACTL_* variables, which win over the file."},
 	{"/etc/rdmactl/config.yaml", "System-wide configuration, read when there is no per-user file."},
 }
 
@@ -120,10 +147,7 @@ func addManSections(c *cobra.Command, page string) string {
 	writeItems(&b, st)
 
 	b.WriteString("\n.SH ENVIRONMENT\n")
-	var env []envVar
-	for _, p := range []string{path, parentPath(path)} {
-		env = append(env, environment[p]...)
-	}
+	env := append(configEnvironment(c), otherEnvironment[path]...)
 	for _, e := range append(env, commonEnvironment...) {
 		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", e.name, e.text)
 	}

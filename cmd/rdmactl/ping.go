@@ -44,6 +44,7 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 			// rping's surface takes its flags only: no RDMACTL_* variable
 			// or config key changes what an rping command line does.
 			opts.Port = ping.Atoi(cmd.Flags().Lookup("port").Value.String())
+			opts.AddrGiven = cmd.Flags().Changed("addr")
 			if opts.Timeout < 0 {
 				return cli.Usagef("invalid --timeout %v: must not be negative", opts.Timeout)
 			}

@@ -21,15 +21,12 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 			}
 			return nil
 		},
-		RunE:          helpOrUsage(f),
+		RunE: helpOrUsage(f),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if noColor {
 				f.IO.DisableColor()
 			}
-			// A broken or missing config file is reported by every command,
-			// not only by those that read a key from it.
-			_, err := f.Config()
-			return err
+			return f.Prepare(cmd)
 		},
 	}
 	cmd.SetOut(f.IO.Out)

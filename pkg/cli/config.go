@@ -18,13 +18,12 @@ const (
 	KeyDevice   = "device"    // RDMA device name, e.g. rxe0
 	KeyIBPort   = "ib_port"   // IB port number
 	KeyGIDIndex = "gid_index" // GID index for demo ("auto" allowed)
-	KeyCMPort   = "cm_port"   // rdma_cm port for ping
 	KeyTCPPort  = "tcp_port"  // TCP port for demo
 )
 
 // KnownKeys are the configuration keys rdmactl reads; any other key in a
 // config file is warned about (a typo would otherwise go unnoticed).
-var KnownKeys = []string{KeyDevice, KeyIBPort, KeyGIDIndex, KeyCMPort, KeyTCPPort}
+var KnownKeys = []string{KeyDevice, KeyIBPort, KeyGIDIndex, KeyTCPPort}
 
 // UnknownKeys lists the keys of the loaded config file that rdmactl does
 // not read.
@@ -60,7 +59,7 @@ func checkDefault(key, value string) error {
 		if value != "auto" && !number(0, 255) {
 			return errors.New("want a GID index from 0 to 255 (see 'rdmactl gids') or auto")
 		}
-	case KeyCMPort, KeyTCPPort:
+	case KeyTCPPort:
 		if !number(1, 65535) {
 			return errors.New("want a port from 1 to 65535")
 		}

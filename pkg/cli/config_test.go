@@ -162,7 +162,7 @@ func TestUnknownConfigKeysAreWarned(t *testing.T) {
 	if _, err := f.Config(); err != nil {
 		t.Fatal(err)
 	}
-	want := `rdmactl: warning: ` + path + `: unknown key "devcie" ignored (known: device, ib_port, gid_index, cm_port, tcp_port)` + "\n"
+	want := `rdmactl: warning: ` + path + `: unknown key "devcie" ignored (known: device, ib_port, gid_index, tcp_port)` + "\n"
 	if errOut.String() != want {
 		t.Errorf("stderr %q\nwant   %q", errOut.String(), want)
 	}

@@ -61,3 +61,13 @@ func IsSilent(err error) bool {
 	var ee *ExitError
 	return errors.As(err, &ee) && ee.Silent
 }
+
+// AsFailure keeps err's exit code when it carries one (an *ExitError
+// inside), else makes it an operation failure (exit 1).
+func AsFailure(err error) error {
+	var ee *ExitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitFailed, Err: err}
+}

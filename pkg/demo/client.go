@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -28,6 +30,9 @@ func (r *runner) dialServer() bool {
 		r.fail("%s for %s:%d", msg, r.opts.Server, r.opts.TCPPort)
 	} else {
 		r.printf("failed connect \n")
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			r.hint(cli.NothingListensHint(fmt.Sprintf("%s port %d", r.opts.Server, r.opts.TCPPort), "rdmactl demo"))
+		}
 	}
 	r.fail("Couldn't connect to %s:%d", r.opts.Server, r.opts.TCPPort)
 	r.fail("failed to establish TCP connection to server %s, port %d", r.opts.Server, r.opts.TCPPort)

@@ -49,13 +49,16 @@ type Options struct {
 	// fake in tests).
 	RDMA rdma.Verbs
 
-	Server   string // empty: be the server
-	Device   string // empty: the first device
-	IBPort   int
-	GRH      bool // a GID index was given
-	GIDIndex int
-	GIDAuto  bool // choose the index from the TCP connection's address
-	TCPPort  int
+	Server string // empty: be the server
+	Device string // empty: the first device
+	// DeviceSource is where Device came from (-d, RDMACTL_DEVICE,
+	// FILE:device), for the error when it names no device.
+	DeviceSource string
+	IBPort       int
+	GRH          bool // a GID index was given
+	GIDIndex     int
+	GIDAuto      bool // choose the index from the TCP connection's address
+	TCPPort      int
 	// Timeout bounds the wait for the peer: accept, connect and each
 	// exchange over the TCP connection. 0 means DefaultTimeout.
 	Timeout time.Duration

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -31,7 +30,7 @@ func preflight(opts Options) error {
 		name = names[0]
 	}
 	if !slices.Contains(names, name) {
-		return cli.Failf("IB device %s wasn't found (devices: %s)", name, strings.Join(names, ", "))
+		return cli.UnknownDevice(name, opts.DeviceSource, names)
 	}
 	dev, err := opts.RDMA.Open(name)
 	if err != nil {

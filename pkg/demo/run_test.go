@@ -217,7 +217,8 @@ func TestRunConnectionRefused(t *testing.T) {
 	if want := mask(readTestdata(t, "original-refused-client.stdout")); mask(s.out) != want {
 		t.Errorf("stdout:\n%s\nwant\n%s", mask(s.out), want)
 	}
-	if want := mask(readTestdata(t, "original-refused-client.stderr")); mask(s.errOut) != want {
+	hint := fmt.Sprintf("hint: nothing listens on 127.0.0.1 port %d (start `rdmactl demo` there, or check -p)\n", o.TCPPort)
+	if want := mask(readTestdata(t, "original-refused-client.stderr") + hint); mask(s.errOut) != want {
 		t.Errorf("stderr:\n%s\nwant\n%s", mask(s.errOut), want)
 	}
 }
@@ -310,7 +311,7 @@ func TestRunPreflight(t *testing.T) {
 		code int
 		want string
 	}{
-		{Options{Device: "nosuch", IBPort: 1, GRH: true, GIDIndex: 1}, cli.ExitFailed, "IB device nosuch wasn't found (devices: rxe0"},
+		{Options{Device: "nosuch", DeviceSource: "RDMACTL_DEVICE", IBPort: 1, GRH: true, GIDIndex: 1}, cli.ExitUsage, `no RDMA device "nosuch" (from RDMACTL_DEVICE): the devices are rxe0`},
 		{Options{Device: "rxe0", IBPort: 2, GRH: true, GIDIndex: 1}, cli.ExitUsage, "rxe0 has no port 2"},
 		{Options{Device: "rxe0", IBPort: 1, GRH: true, GIDIndex: 99}, cli.ExitUsage, "no GID at index 99: pick one from 'rdmactl gids -d rxe0'"},
 	} {

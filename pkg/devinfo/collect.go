@@ -3,8 +3,8 @@ package devinfo
 import (
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -14,8 +14,11 @@ type Selection struct {
 	// Named says -d was given: an empty name is then a name, which no
 	// device has (ibv_devinfo -d '').
 	Named bool
-	Port  uint8 // 0 for every port
-	GIDs  bool  // walk the rdma.GID tables (ibv_devinfo -v)
+	// DeviceSource is where Device came from (-d, RDMACTL_DEVICE,
+	// FILE:device), for rdmactl's error when it names no device.
+	DeviceSource string
+	Port         uint8 // 0 for every port
+	GIDs         bool  // walk the rdma.GID tables (ibv_devinfo -v)
 }
 
 // Report is what one ibv_devinfo run finds, in the order it prints it.
@@ -49,9 +52,13 @@ type ToolError struct {
 	Line   string
 	Status int
 	Msg    string
+	// Err, when set, is the rdmactl error behind Msg (its exit code).
+	Err error
 }
 
 func (e *ToolError) Error() string { return e.Msg }
+
+func (e *ToolError) Unwrap() error { return e.Err }
 
 // Err is the first failure met on the device, nil when it was read whole.
 func (d *DeviceReport) Err() error {
@@ -81,8 +88,9 @@ func Collect(src Source, sel Selection) (*Report, error) {
 				return &Report{Devices: []DeviceReport{collectDevice(src, d.Name, sel)}}, nil
 			}
 		}
+		unknown := cli.UnknownDevice(sel.Device, sel.DeviceSource, deviceNames(list))
 		return nil, &ToolError{Line: fmt.Sprintf("IB device '%s' wasn't found\n", sel.Device), Status: -1,
-			Msg: fmt.Sprintf("no RDMA device %q (devices: %s)", sel.Device, deviceNames(list))}
+			Msg: unknown.Error(), Err: unknown}
 	}
 	if len(list) == 0 {
 		return nil, errNoDevices()
@@ -103,15 +111,12 @@ func listDevices(src Source) ([]rdma.DeviceEntry, error) {
 	return list, nil
 }
 
-func deviceNames(list []rdma.DeviceEntry) string {
-	if len(list) == 0 {
-		return "none"
-	}
+func deviceNames(list []rdma.DeviceEntry) []string {
 	names := make([]string, len(list))
 	for i, d := range list {
 		names[i] = d.Name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // collectDevice follows print_hca_cap: open, query the device, check the

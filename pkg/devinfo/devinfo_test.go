@@ -269,7 +269,7 @@ func TestJSONErrors(t *testing.T) {
 		{devinfo.Options{Port: "0"}, cli.ExitUsage, `invalid port "0"`},
 		{devinfo.Options{Port: "1abc"}, cli.ExitUsage, `invalid port "1abc"`},
 		{devinfo.Options{Port: "99"}, cli.ExitFailed, "rxe0: no port 99 (it has only port 1)"},
-		{devinfo.Options{Device: "nosuch"}, cli.ExitFailed, `no RDMA device "nosuch" (devices: rxe0, rxe1)`},
+		{devinfo.Options{Device: "nosuch"}, cli.ExitUsage, `no RDMA device "nosuch" (from -d): the devices are rxe0, rxe1`},
 	}
 	for _, tt := range tests {
 		tt.opts.JSON = true

@@ -137,9 +137,9 @@ func runJSON(src Source, opts Options, out io.Writer) error {
 		}
 		port = uint8(n)
 	}
-	r, err := Collect(src, Selection{Device: opts.Device, Named: opts.Named, Port: port, GIDs: true})
+	r, err := Collect(src, Selection{Device: opts.Device, Named: opts.Named, DeviceSource: "-d", Port: port, GIDs: true})
 	if err != nil {
-		return cli.Failf("%v", err)
+		return cli.AsFailure(err)
 	}
 	for i := range r.Devices {
 		if err := r.Devices[i].Err(); err != nil {

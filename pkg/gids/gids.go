@@ -48,10 +48,12 @@ func ChooseForIP(entries []Entry, ip netip.Addr) (Entry, error) {
 	return entries[i], nil
 }
 
-// List reads the populated GIDs of device (every device when "") and port
-// (every port when 0), in device, port, index order.
-func List(src devinfo.Source, device string, port uint8) ([]Entry, error) {
-	r, err := devinfo.Collect(src, devinfo.Selection{Device: device, GIDs: true})
+// List reads the populated GIDs of sel's device (every device when "")
+// and port (every port when 0), in device, port, index order.
+func List(src devinfo.Source, sel devinfo.Selection, port uint8) ([]Entry, error) {
+	device := sel.Device
+	sel.GIDs = true
+	r, err := devinfo.Collect(src, sel)
 	if err != nil {
 		return nil, err
 	}

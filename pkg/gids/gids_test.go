@@ -94,6 +94,24 @@ func TestTableMatchesSysfs(t *testing.T) {
 	}
 }
 
+// Standard output is show_gids' to its last line, n_gids_found=N; the GIDs
+// to use are named on standard error.
+func TestAdviceOnStderr(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(labSource(t), gids.Options{}, cli.Test(nil, &out, &errOut)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "n_gids_found=") || strings.Contains(out.String(), "recommended") {
+		t.Errorf("stdout does not end as show_gids':\n%s", out.String())
+	}
+	want := "recommended: rxe0 port 1 index 1 (RoCE v2, 10.9.0.1, veth0): use -g 1\n" +
+		"recommended: rxe1 port 1 index 1 (RoCE v2, 10.9.0.2, veth1): use -g 1\n"
+	if errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
+
 func TestFilters(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(labSource(t), gids.Options{Device: "rxe1", Port: "1"}, cli.Test(nil, &out, &out)); err != nil {
@@ -129,7 +147,8 @@ func TestErrors(t *testing.T) {
 		{gids.Options{Port: "x"}, cli.ExitUsage, `invalid port "x"`},
 		{gids.Options{Port: "2"}, cli.ExitFailed, "no RDMA device has a port 2"},
 		{gids.Options{Port: "2", Device: "rxe0"}, cli.ExitFailed, "rxe0 has no port 2"},
-		{gids.Options{Device: "mlx5_0"}, cli.ExitFailed, `no RDMA device "mlx5_0" (devices: rxe0, rxe1)`},
+		{gids.Options{Device: "mlx5_0", DeviceSource: "-d"}, cli.ExitUsage, `no RDMA device "mlx5_0" (from -d): the devices are rxe0, rxe1`},
+		{gids.Options{Device: "mlx5_0", DeviceSource: "RDMACTL_DEVICE"}, cli.ExitUsage, `no RDMA device "mlx5_0" (from RDMACTL_DEVICE): the devices are rxe0, rxe1`},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer

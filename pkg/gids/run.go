@@ -13,10 +13,13 @@ import (
 
 // Options are the gids command's flags.
 type Options struct {
-	Device string // -d; "" for every device
-	Port   string // -p as given; "" for every port
-	IP     string // --ip; "" to list instead
-	JSON   bool
+	Device string // -d or the DEV operand; "" for every device
+	// DeviceSource is where Device came from (-d, the operand,
+	// RDMACTL_DEVICE, FILE:device), for the error when it names none.
+	DeviceSource string
+	Port         string // -p as given; "" for every port
+	IP           string // --ip; "" to list instead
+	JSON         bool
 
 	Source devinfo.Source
 	IO     *cli.IOStreams
@@ -42,9 +45,9 @@ func Run(opts Options) error {
 		}
 	}
 
-	entries, err := List(src, opts.Device, port)
+	entries, err := List(src, devinfo.Selection{Device: opts.Device, DeviceSource: opts.DeviceSource}, port)
 	if err != nil {
-		return cli.Failf("%v", err)
+		return cli.AsFailure(err)
 	}
 
 	if ip.IsValid() {
@@ -67,12 +70,29 @@ func Run(opts Options) error {
 			GIDs []jsonEntry `json:"gids"`
 		}{list})
 	}
-	return writeErr(WriteTable(ios.Out, entries, ios.Palette()))
+	if err := writeErr(WriteShowGIDs(ios.Out, entries)); err != nil {
+		return err
+	}
+	// Scripts read show_gids' stdout to its last line, n_gids_found=N: the
+	// advice goes to stderr, uncoloured (stderr may be a file when stdout
+	// is a terminal).
+	_, err = ios.ErrOut.Write(advice(entries, (&cli.IOStreams{}).Palette()))
+	return err
 }
 
 // WriteTable prints the entries as show_gids does (its header, its tabs,
 // its n_gids_found line), then one line for each GID to use.
 func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
+	if err := WriteShowGIDs(w, entries); err != nil {
+		return err
+	}
+	_, err := w.Write(advice(entries, pal))
+	return err
+}
+
+// WriteShowGIDs prints the entries as show_gids does: its header, its
+// tabs, its n_gids_found line last.
+func WriteShowGIDs(w io.Writer, entries []Entry) error {
 	b := []byte("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n" +
 		"---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n")
 	for _, e := range entries {
@@ -83,7 +103,13 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 		}
 	}
 	b = fmt.Appendf(b, "n_gids_found=%d\n", len(entries))
+	_, err := w.Write(b)
+	return err
+}
 
+// advice names each GID to use, or says why there is none.
+func advice(entries []Entry, pal cli.Palette) []byte {
+	var b []byte
 	recommended, roce := false, false
 	for _, e := range entries {
 		if e.Recommended() {
@@ -98,8 +124,7 @@ func WriteTable(w io.Writer, entries []Entry, pal cli.Palette) error {
 		b = fmt.Appendf(b, "%s no RoCE v2 GID has an IPv4 address: add one to the netdev of the RDMA device\n",
 			pal.Yellow("note:"))
 	}
-	_, err := w.Write(b)
-	return err
+	return b
 }
 
 // jsonEntry is an Entry as --json shows it.

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -34,11 +35,21 @@ func openDevice(v rdma.Verbs, name string) (rdma.Device, string, error) {
 	d, err := v.Open(name)
 	if err != nil {
 		if errors.Is(err, syscall.ENODEV) {
-			return nil, "", hinted(fmt.Errorf("-d %s: no such RDMA device", name), "list them with 'rdmactl devices'")
+			return nil, "", cli.UnknownDevice(name, "-d", deviceNames(v))
 		}
 		return nil, "", err
 	}
 	return d, name, nil
+}
+
+// deviceNames lists the devices there are, for the error naming a wrong one.
+func deviceNames(v rdma.Verbs) []string {
+	devs, _ := v.DeviceList()
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.Name
+	}
+	return names
 }
 
 func queryPort(d rdma.Device, port int) (Port, error) {

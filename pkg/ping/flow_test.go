@@ -521,3 +521,26 @@ func TestStatsSayARunPassedWithRetries(t *testing.T) {
 		t.Errorf("document %s", js.out)
 	}
 }
+
+// A client without a server address fails where rping does (route
+// resolution without -a; getaddrinfo, exit 254, for -a ”), and the hint
+// says that -a is missing or empty rather than blaming the device.
+func TestClientWithoutAddress(t *testing.T) {
+	defer func(f func() ([]string, bool)) { kernelDevices = f }(kernelDevices)
+	kernelDevices = func() ([]string, bool) { return []string{"rxe0", "rxe1"}, true }
+	for _, c := range []struct {
+		given bool
+		hint  string
+	}{{false, "hint: -a is missing: "}, {true, "hint: -a is empty: "}} {
+		o := opts("-C", 1)
+		o.AddrGiven = c.given
+		o.Mode, o.Port, o.CM = ModeClient, 7698, &fakeStack{net: newFakeNet()}
+		got := runOne(o)
+		if got.code == 0 || !strings.Contains(got.err, c.hint) || strings.Count(got.err, "hint:") != 1 {
+			t.Errorf("-a given %v: exit %d, stderr %q; want a failure and %q", c.given, got.code, got.err, c.hint)
+		}
+		if c.given && (got.code != 254 || got.out != "getaddrinfo failed (Name or service not known) - invalid hostname or IP address\n") {
+			t.Errorf("-a '': exit %d, stdout %q; want rping's getaddrinfo failure and 254", got.code, got.out)
+		}
+	}
+}

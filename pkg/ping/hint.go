@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -20,6 +21,9 @@ type failure struct {
 	wc      rdma.WCStatus    // a failed work completion
 	wcOp    rdma.WCOpcode
 	timeout *timeoutError
+	// noAddress is why the client had no server address: -a "missing"
+	// or "empty".
+	noAddress string
 }
 
 func (f *failure) note(g failure) {
@@ -29,7 +33,7 @@ func (f *failure) note(g failure) {
 }
 
 func (f *failure) empty() bool {
-	return f.event == 0 && f.call == nil && f.wc == 0 && f.timeout == nil
+	return f.event == 0 && f.call == nil && f.wc == 0 && f.timeout == nil && f.noAddress == ""
 }
 
 // timeoutError is rdmactl's own failure when --timeout passes.
@@ -52,6 +56,8 @@ func hintFor(f failure, peer, addr string, server bool) string {
 	noAnswer := peer + " did not answer the connect request: nothing RDMA answers there, or UDP port 4791 is filtered on the way (`rdmactl doctor --ip " + addr + "` checks this side)"
 	noNeighbour := "no neighbour answered ARP/ND for " + addr + " (or for the gateway toward it): is that host up and on this link? (`ip neigh show " + addr + "`, `rdmactl doctor --ip " + addr + "`)"
 	switch {
+	case f.noAddress != "":
+		return "-a is " + f.noAddress + ": the client needs the server's address (rdmactl ping -c -a ADDR)"
 	case f.timeout != nil && f.timeout.step == stepResolve:
 		return "resolving " + addr + " did not finish within --timeout (an address on this link that nobody answers ARP/ND for does this); `rdmactl doctor --ip " + addr + "` checks the route"
 	case f.timeout != nil && f.timeout.step == stepConnect && !server:
@@ -62,7 +68,7 @@ func hintFor(f failure, peer, addr string, server bool) string {
 		return "the server stopped answering (is it still running?)"
 	case f.event == rdma.CMEventRejected && f.status == 8:
 		// IB_CM_REJ_INVALID_SERVICE_ID: no listener on that port.
-		return "nothing listens on " + peer + " (start `rdmactl ping -s` there, or check -p)"
+		return cli.NothingListensHint(peer, "rdmactl ping -s")
 	case f.event == rdma.CMEventRejected && f.status == 28:
 		// IB_CM_REJ_CONSUMER_DEFINED: the server took the request and
 		// dropped it, as rping does when its own setup fails.

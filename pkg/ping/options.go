@@ -22,6 +22,7 @@ const (
 type Options struct {
 	Mode       Mode
 	Addr       string // -a: address to bind (server) or connect to (client)
+	AddrGiven  bool   // -a was on the command line (-a '' is rping's getaddrinfo failure)
 	Source     string // -I: client source address
 	Port       int    // -p
 	Count      int    // -C: 0 = until interrupted

@@ -87,11 +87,17 @@ func (r *runner) run() int {
 		return exitUsage
 	}
 	r.dst = netip.IPv4Unspecified()
+	if o.Mode == ModeClient && o.Addr == "" {
+		// rping goes on (and fails at route resolution, or at getaddrinfo
+		// for -a ''); the hint is about -a, not the device it then blames.
+		r.failure.note(failure{noAddress: map[bool]string{false: "missing", true: "empty"}[o.AddrGiven]})
+	}
 	for _, a := range []struct {
-		text string
-		into *netip.Addr
-	}{{o.Addr, &r.dst}, {o.Source, &r.src}} {
-		if a.text == "" {
+		text  string
+		given bool
+		into  *netip.Addr
+	}{{o.Addr, o.AddrGiven, &r.dst}, {o.Source, false, &r.src}} {
+		if a.text == "" && !a.given {
 			continue
 		}
 		ip, err := o.CM.LookupHost(a.text)

@@ -70,6 +70,9 @@ func TestResolveRoute(t *testing.T) {
 		{peer: "172.16.0.1", err: "no route to 172.16.0.1: network is unreachable", hint: "add a route to 172.16.0.1, or an address in its subnet on an RDMA netdev"},
 		{peer: "nohost", err: "cannot resolve nohost: no such host", hint: "check the name (getent hosts nohost) or give the peer's IP address"},
 		{peer: "fd09::2", err: "fd09::2 is not an IPv4 address"},
+		// rxe add refuses lo: the hint must not send the user there.
+		{peer: "127.0.0.1", err: "127.0.0.1 is reached via lo from 127.0.0.1, which no ACTIVE RDMA port carries as a RoCE v2 GID",
+			hint: "lo is a loopback netdev, which carries no RDMA device: give the peer's address on an RDMA netdev (`rdmactl gids` lists this host's), or no PEER for a loopback run"},
 	} {
 		r, err := lab().ResolveRoute(context.Background(), c.peer)
 		if c.err == "" {

@@ -103,7 +103,9 @@ func (s System) ResolveRoute(ctx context.Context, peer string) (Route, error) {
 			Hint: "smoke checks RoCE v2 over IPv4 (the RC demo speaks IPv4 only); give the peer's IPv4 address"}
 	}
 	netdevs, _ := s.Netdevs()
+	loopback := map[string]bool{}
 	for _, nd := range netdevs {
+		loopback[nd.Name] = nd.Loopback
 		for _, p := range nd.Addrs {
 			if p.Addr() == r.Peer {
 				r.Local, r.Netdev, r.Src = true, nd.Name, r.Peer
@@ -120,7 +122,11 @@ func (s System) ResolveRoute(ctx context.Context, peer string) (Route, error) {
 	port, ok := s.RoCEPort(r.Netdev, r.Src)
 	if !ok {
 		hint := "rdmactl rxe add " + r.Netdev
-		if s.HasRDMA(r.Netdev) {
+		switch {
+		case loopback[r.Netdev]:
+			// rxe add refuses a loopback netdev: nothing RDMA runs there.
+			hint = r.Netdev + " is a loopback netdev, which carries no RDMA device: give the peer's address on an RDMA netdev (`rdmactl gids` lists this host's), or no PEER for a loopback run"
+		case s.HasRDMA(r.Netdev):
 			hint = "the RDMA device on " + r.Netdev + " has no RoCE v2 GID for " + r.Src.String() + " (see `rdmactl gids` and `rdmactl doctor`)"
 		}
 		return r, &RouteError{
