@@ -23,7 +23,7 @@ func newCmdPerf(f *cli.Factory, runF func(*PerfOptions) error) *cobra.Command {
 	var (
 		gid      string
 		mtu      int
-		duration int
+		duration int64
 		cpuFreq  bool
 	)
 	opts := &PerfOptions{IO: f.IO, RDMA: f.RDMA}
@@ -63,12 +63,21 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 				return err
 			}
 			opts.MTU = mtu
-			opts.Duration = time.Duration(duration) * time.Second
 			opts.JSON = f.JSON
-			if duration < 0 {
-				return cli.Usagef("invalid -D %d: the duration is a number of seconds", duration)
+			for flag, v := range map[string]int{"size": opts.Size, "iters": opts.Iters, "tx-depth": opts.TxDepth, "qp": opts.QPs, "rx-depth": opts.RxDepth} {
+				if v == 0 && cmd.Flags().Changed(flag) {
+					return cli.Failf("%v", perf.RefuseGivenZero("-"+cmd.Flags().Lookup(flag).Shorthand))
+				}
 			}
-			if opts.IBPort < 1 || opts.IBPort > 255 {
+			if cmd.Flags().Changed("duration") {
+				if opts.Duration, err = perf.DurationOf(duration); err != nil {
+					return cli.Failf("%v", err)
+				}
+			}
+			if opts.IBPort < 1 {
+				return cli.Failf("-i %d: IB Port can't be less than 1", opts.IBPort)
+			}
+			if opts.IBPort > 255 {
 				return cli.Usagef("invalid -i %d: ports are numbered 1 to 255", opts.IBPort)
 			}
 			if opts.TCPPort < 1 || opts.TCPPort > 65535 {
@@ -90,7 +99,7 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.IntVarP(&opts.Size, "size", "s", 0, "message size in bytes (default 65536 for BW tests, 2 for latency)")
 	fl.BoolVarP(&opts.All, "all", "a", false, "run all message sizes from 2 to 2^23")
 	fl.IntVarP(&opts.Iters, "iters", "n", 0, "iterations (default 5000 for write_bw, 1000 otherwise)")
-	fl.IntVarP(&duration, "duration", "D", 0, "run for this many seconds instead of -n iterations")
+	fl.Int64VarP(&duration, "duration", "D", 0, "run for this many seconds instead of -n iterations")
 	fl.IntVarP(&opts.TCPPort, "port", "p", perf.DefaultTCPPort, "TCP port of the out-of-band exchange")
 	fl.IntVarP(&opts.QPs, "qp", "q", 1, "number of QPs (bandwidth tests: 1 to 16)")
 	fl.IntVarP(&opts.TxDepth, "tx-depth", "t", 0, "send queue depth (default 128 for BW tests, 1 for latency)")
@@ -102,6 +111,15 @@ as perftest does. --json prints every number plus the CPU time per iteration.`,
 	fl.BoolVar(&opts.BusyPoll, "busy-poll", false, "latency tests spin on the completion queue, as perftest does")
 	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for the peer at each step")
 	return cmd
+}
+
+// refusalExit gives perftest's refusals its exit code, 1.
+func refusalExit(err error) error {
+	var refused *perf.Refusal
+	if errors.As(err, &refused) {
+		return cli.Failf("%v", err)
+	}
+	return err
 }
 
 // parsePerfGID reads -x: empty for perftest's default (no GID), "auto",
@@ -116,7 +134,7 @@ func parsePerfGID(s string, o *perf.Options) error {
 }
 
 func runPerf(opts *PerfOptions) error {
-	err := perf.Run(opts.Options, opts.RDMA(), opts.IO.Out, opts.IO.ErrOut)
+	err := refusalExit(perf.Run(opts.Options, opts.RDMA(), opts.IO.Out, opts.IO.ErrOut))
 	var usage *perf.UsageError
 	if errors.As(err, &usage) {
 		return cli.Usagef("%v", usage.Err)

@@ -141,7 +141,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 					posted[totscnt] = pf_ticks();
 				int rc = ibv_post_send(r->qp[q], &wr[q], &bad);
 				if (rc)
-					return -3 - rc;
+					return r->done = totccnt, -3 - rc;
 				scnt[q]++;
 				totscnt++;
 			}
@@ -164,7 +164,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
 		if (ne < 0)
-			return -3 - EIO;
+			return r->done = totccnt, -3 - EIO;
 		if (ne == 0) {
 			if ((++spins & 0xffff) == 0) {
 				// idle_ms counts from the first look at the clock
@@ -173,7 +173,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				if (progressed)
 					deadline = now + (int64_t)r->idle_ms * 1000000;
 				else if (now > deadline)
-					return -2;
+					return r->done = totccnt, -2;
 				progressed = 0;
 			}
 			continue;
@@ -185,8 +185,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				r->bad_status = wc[i].status;
 				r->bad_vendor = wc[i].vendor_err;
-				r->done = totccnt;
-				return -1;
+				return r->done = totccnt, -1;
 			}
 			int q = (int)(wc[i].wr_id >> 48);
 			int64_t n = (int64_t)(wc[i].wr_id & 0xffffffffffffULL) + 1;

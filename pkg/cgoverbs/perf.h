@@ -58,7 +58,8 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // pf_stream is a whole bandwidth run: perftest's run_iter_bw. posted and
 // completed hold iters × nqp stamps each (NULL with duration_ns); a
 // completed entry stays 0 unless a completion brought the count of
-// completed messages to exactly its index + 1. Returns 0; -1 on a failed
+// completed messages to exactly its index + 1. r->done is the count of
+// messages completed, on failure too. Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
 // -3 - errno when posting failed.
 int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed);

@@ -62,6 +62,9 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	}
 	res, err := ep.Stream(spec)
 	if err != nil {
+		if s.Duration > 0 { // a timed run has no count to reach
+			return t, fmt.Errorf("%s after %d completions of a %v run: %w", opcodeName(s.Test), res.Completed, s.Duration, err)
+		}
 		return t, fmt.Errorf("%s after %d of %d: %w", opcodeName(s.Test), res.Completed, total, err)
 	}
 	if s.Duration > 0 {

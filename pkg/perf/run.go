@@ -11,6 +11,7 @@ import (
 	"math/rand"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -66,6 +67,10 @@ func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
 // caller closes.
 func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Result, error) {
 	r, err := o.Resolve()
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, err // perftest's parser refuses it with exit 1
+	}
 	if err != nil {
 		return nil, &UsageError{err}
 	}
@@ -302,6 +307,12 @@ func (s *session) connectPeer() error {
 		if err != nil {
 			return s.peerErr(err)
 		}
+		// A peer with fewer QPs sends its first QP's record again (its
+		// next sync point).
+		if !s.r.RDMACM && slices.ContainsFunc(s.remotes, func(r Dest) bool { return r.QPN == d.QPN }) {
+			return hinted(fmt.Errorf("the peer sent QP 0x%x's record again where this side's QP %d of -q %d expected its own: the peer runs fewer QPs", d.QPN, len(s.remotes)+1, s.r.QPs),
+				"give both sides the same -q")
+		}
 		s.remotes = append(s.remotes, d)
 	}
 	s.remote = s.remotes[0]
@@ -322,10 +333,22 @@ func (s *session) connectPeer() error {
 
 // sync is a barrier handshake.
 func (s *session) sync() error {
-	if _, err := s.oob.Handshake(s.local); err != nil {
+	d, err := s.oob.Handshake(s.local)
+	if err != nil {
 		return s.peerErr(err)
 	}
-	return nil
+	return s.sameQP(d, 0)
+}
+
+// sameQP checks that a record the peer sent again is that of this side's
+// peer QP i: a peer with more QPs sends another QP's record where this
+// side expects a sync point.
+func (s *session) sameQP(d Dest, i int) error {
+	if s.r.RDMACM || i >= len(s.remotes) || d.QPN == s.remotes[i].QPN {
+		return nil
+	}
+	return hinted(fmt.Errorf("the peer sent the record of another QP (0x%x) where this side with -q %d expected QP 0x%x's: the peer runs more QPs", d.QPN, s.r.QPs, s.remotes[i].QPN),
+		"give both sides the same -q")
 }
 
 // printAddresses prints this side's QP records, then for each QP
@@ -341,8 +364,12 @@ func (s *session) printAddresses() error {
 		WriteAddress(s.out, "local", t, l, s.withGID)
 	}
 	for i, l := range s.locals {
-		if _, err := s.oob.Handshake(l); err != nil {
+		d, err := s.oob.Handshake(l)
+		if err != nil {
 			return s.peerErr(err)
+		}
+		if err := s.sameQP(d, i); err != nil {
+			return err
 		}
 		WriteAddress(s.out, "remote", t, s.remotes[i], s.withGID)
 	}
@@ -352,7 +379,7 @@ func (s *session) printAddresses() error {
 func (s *session) peerErr(err error) error {
 	if errors.Is(err, ErrPeerClosed) {
 		return hinted(fmt.Errorf("exchange with the peer failed: %w", err),
-			"the peer gave up: read its error; both sides must run the same test ("+s.r.Test.String()+")")
+			"the peer ended the exchange: its own output says why")
 	}
 	return fmt.Errorf("exchange with the peer failed: %w", err)
 }
