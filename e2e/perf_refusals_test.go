@@ -60,7 +60,7 @@ func TestSinglePerfMismatchSaysWhatDiffers(t *testing.T) {
 	pair := func(srvName string, srvArgs []string, cliName string, cliArgs []string) (result, result) {
 		perfPort++
 		port := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", "1", "-n", "50"}
-		s := start(t, time.Minute, srvName, append(srvArgs, port...)...)
+		s := start(t, 20*time.Second, srvName, append(srvArgs, port...)...)
 		waitTCPListen(t, perfPort)
 		c := run(t, time.Minute, cliName, append(append(cliArgs, port...), "--timeout", "10s", "10.9.0.1")...)
 		return s.wait(t), c
