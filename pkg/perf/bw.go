@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/rdmactl/rdmactl/pkg/rdma"
+import (
+	"fmt"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
 
 // The bandwidth tests' flows: the order of handshakes, prints and runs of
 // perftest's write_bw.c, read_bw.c and send_bw.c, one direction, on -q QPs.
@@ -20,7 +24,7 @@ func (s *session) runRDMABW() error {
 		if err != nil {
 			return s.peerErr(err)
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		s.result.addBW(rep)
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
@@ -34,7 +38,7 @@ func (s *session) runRDMABW() error {
 		if err != nil {
 			return err
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -55,7 +59,7 @@ func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
 	t, err := runStream(s.ep, Stream{
 		Test: s.r.Test, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
-		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Idle: s.r.Timeout,
+		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
 	})
 	if err != nil {
 		return BWReport{}, s.dataErr(err)
@@ -95,7 +99,7 @@ func (s *session) runSendBW() error {
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {
-				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration)
+				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration, s.r.margin())
 			} else {
 				t, err = receive(s.ep, s.clock, run)
 			}
@@ -112,7 +116,7 @@ func (s *session) runSendBW() error {
 				return err
 			}
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		if s.r.All { // ib_send_bw -a syncs after every size
 			if err := s.sync(); err != nil {
 				return err
@@ -124,4 +128,17 @@ func (s *session) runSendBW() error {
 		return s.peerErr(err)
 	}
 	return nil
+}
+
+// printBW prints a bandwidth result: its row, or with --output the one
+// number asked for.
+func (s *session) printBW(rep BWReport) {
+	switch s.r.Output {
+	case "bandwidth":
+		fmt.Fprintf(s.numOut, "%f\n", rep.BWAvg)
+	case "message_rate":
+		fmt.Fprintf(s.numOut, "%f\n", rep.MsgRate)
+	default:
+		WriteBWRow(s.out, rep)
+	}
 }

@@ -29,6 +29,17 @@ type Options struct {
 	BusyPoll bool
 	JSON     bool
 	Timeout  time.Duration // how long to wait for the peer at each step
+	// Margin is -f: with -D, the time left out at each end; nil for
+	// perftest's choice, a quarter of -D.
+	Margin       *time.Duration
+	CQModeration int  // -Q; 0 = perftest's choice
+	SkipPeak     bool // -N
+	QPTimeout    *int // -u; nil = perftest's 14
+	SL           int  // -S; only 0
+	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
+	Output       string
+	Histogram    bool // -H
+	Unsorted     bool // -U
 }
 
 // Perftest's defaults (perftest_parameters.h).
@@ -196,10 +207,16 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Size > cqModSizeLimit && !r.All {
 		r.CQMod = 1
 	}
+	if o.CQModeration > 0 {
+		r.CQMod = o.CQModeration
+	}
 	if r.CQMod > r.TxDepth {
 		r.CQMod = r.TxDepth
 	}
-	r.NoPeak = r.Duration > 0 || r.Iters > noPeakIters
+	r.NoPeak = r.Duration > 0 || r.Iters > noPeakIters || o.SkipPeak
+	if r.Duration > 0 && !(r.Duration > 2*r.margin()) {
+		return r, refuse("", "", "please check that DURATION > 2*MARGIN")
+	}
 	if r.All {
 		for s := 2; s <= maxSize; s <<= 1 {
 			r.Sizes = append(r.Sizes, s)
@@ -221,6 +238,23 @@ func (o Options) Resolve() (Resolved, error) {
 		r.Timeout = 2 * time.Minute
 	}
 	return r, nil
+}
+
+// margin is the time a -D run leaves out at each end: -f, or perftest's
+// quarter of the whole seconds.
+func (r Resolved) margin() time.Duration {
+	if r.Margin != nil {
+		return *r.Margin
+	}
+	return time.Duration(int(r.Duration/time.Second)/4) * time.Second
+}
+
+// qpTimeout is -u, or perftest's default.
+func (r Resolved) qpTimeout() uint8 {
+	if r.QPTimeout != nil {
+		return uint8(*r.QPTimeout)
+	}
+	return defQPTimeout
 }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send

@@ -22,7 +22,8 @@ import (
 // session is one run's shared state.
 type session struct {
 	r       Resolved
-	out     io.Writer // perftest's stdout; io.Discard under --json
+	out     io.Writer // perftest's stdout; io.Discard under --json or --output
+	numOut  io.Writer // where --output's one number goes
 	errOut  io.Writer
 	dev     rdma.Device
 	devName string
@@ -74,9 +75,12 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	s := &session{r: r, out: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
-	if r.JSON {
+	s := &session{r: r, out: out, numOut: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
+	if r.JSON || r.Output != "" {
 		s.out = io.Discard
+	}
+	if r.JSON {
+		s.numOut = io.Discard
 	}
 	defer s.close()
 	if err := s.openDevice(v); err != nil {
@@ -324,7 +328,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx); err != nil {
+		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout()); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}

@@ -350,3 +350,19 @@ func TestQPCountMismatchNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputPrintsOneNumber: --output=bandwidth and --output=latency
+// print the average alone on each side, as perftest does.
+func TestOutputPrintsOneNumber(t *testing.T) {
+	one := regexp.MustCompile(`^\d+\.\d{6}\n$`)
+	for _, o := range []Options{
+		{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "bandwidth"},
+		{Test: SendBW, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "message_rate"},
+		{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "latency"},
+	} {
+		srv, cli := runBoth(t, o)
+		if !one.MatchString(srv) || !one.MatchString(cli) {
+			t.Errorf("%s --output=%s: server %q, client %q", o.Test, o.Output, srv, cli)
+		}
+	}
+}
