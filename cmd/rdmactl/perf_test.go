@@ -54,12 +54,53 @@ func TestPerfUsageErrors(t *testing.T) {
 		{},
 		{"bogus_bw"},
 		{"write_bw", "-x", "abc"},
-		{"send_lat", "-D", "-1"},
 		{"write_bw", "-p", "0"},
 		{"write_bw", "a", "b"},
 	} {
 		if _, err := runPerfCmd(t, args...); cli.ExitCode(err) != cli.ExitUsage {
 			t.Errorf("%q: exit %d (%v), want 2", args, cli.ExitCode(err), err)
+		}
+	}
+}
+
+// TestPerfRefusesLikePerftest: values perftest's parser refuses exit 1
+// with its own line, before anything is allocated (-n 1000000000 ran
+// out of memory after the exchange; -D 9223372037 overflowed into an
+// iteration run; -s 0 ran 65536-byte messages).
+func TestPerfRefusesLikePerftest(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"write_bw", "-n", "100000001"}, "-n 100000001: Iteration num should be between 5 and 100000000"},
+		{[]string{"write_bw", "-n", "1000000000"}, "-n 1000000000: Iteration num should be between 5 and 100000000"},
+		{[]string{"write_bw", "-n", "4"}, "-n 4: Iteration num should be between 5 and 100000000"},
+		{[]string{"write_bw", "-s", "0"}, "-s 0: Message Size should be between 1 and 2147483647"},
+		{[]string{"send_bw", "-t", "0"}, "-t 0: Tx depth should be between 1 and 15000"},
+		{[]string{"write_bw", "-s", "-1"}, "-s -1: Message Size should be between 1 and 2147483647"},
+		{[]string{"write_bw", "-D", "-1"}, "-D -1: Duration period must be positive"},
+		{[]string{"write_bw", "-D", "0"}, "-D 0: Duration period must be positive"},
+		{[]string{"write_bw", "-D", "9223372037"}, "-D 9223372037: Duration period should be at most 2147483647 seconds"},
+		{[]string{"write_bw", "-D", "18446744074"}, "-D 18446744074: Duration period should be at most 2147483647 seconds"},
+		{[]string{"write_bw", "-t", "20000"}, "-t 20000: Tx depth should be between 1 and 15000"},
+		{[]string{"send_bw", "-r", "20000"}, "-r 20000: Rx depth should be between 1 and 16384"},
+		{[]string{"read_bw", "-r", "2"}, "-r 2: On RDMA verbs rx depth can be only 1"},
+		{[]string{"write_bw", "-q", "20000"}, "-q 20000: num of Qps should be between 1 and 16384"},
+		{[]string{"write_lat", "-q", "2"}, "-q 2: Multiple QPs only available on bw tests"},
+		{[]string{"write_bw", "-D", "5", "-a"}, "Duration mode currently doesn't support running on all sizes."},
+		{[]string{"write_bw", "-i", "0"}, "-i 0: IB Port can't be less than 1"},
+	} {
+		var out, errOut bytes.Buffer
+		t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+		f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: nil}
+		cmd := newCmdPerf(f, func(o *PerfOptions) error { _, err := o.Options.Resolve(); return refusalExit(err) })
+		cmd.SetArgs(c.args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		err := cmd.Execute()
+		code := cli.ExitCode(err)
+		if code != cli.ExitFailed || err == nil || err.Error() != c.want {
+			t.Errorf("%q: exit %d (%v), want 1 (%s)", c.args, code, err, c.want)
 		}
 	}
 }

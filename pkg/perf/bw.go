@@ -27,7 +27,7 @@ func (s *session) runRDMABW() error {
 		if err := rep.Check(); err != nil {
 			return hinted(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		s.result.addBW(rep)
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
@@ -41,7 +41,7 @@ func (s *session) runRDMABW() error {
 		if err != nil {
 			return err
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -62,7 +62,7 @@ func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
 	t, err := runStream(s.ep, Stream{
 		Test: s.r.Test, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
-		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Idle: s.r.Timeout,
+		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
 	})
 	if err != nil {
 		return BWReport{}, s.dataErr(err)
@@ -102,7 +102,7 @@ func (s *session) runSendBW() error {
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {
-				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration)
+				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration, s.r.margin())
 			} else {
 				t, err = receive(s.ep, s.clock, run)
 			}
@@ -119,7 +119,7 @@ func (s *session) runSendBW() error {
 				return err
 			}
 		}
-		WriteBWRow(s.out, rep)
+		s.printBW(rep)
 		if s.r.All { // ib_send_bw -a syncs after every size
 			if err := s.sync(); err != nil {
 				return err
@@ -131,4 +131,17 @@ func (s *session) runSendBW() error {
 		return s.peerErr(err)
 	}
 	return nil
+}
+
+// printBW prints a bandwidth result: its row, or with --output the one
+// number asked for.
+func (s *session) printBW(rep BWReport) {
+	switch s.r.Output {
+	case "bandwidth":
+		fmt.Fprintf(s.numOut, "%f\n", rep.BWAvg)
+	case "message_rate":
+		fmt.Fprintf(s.numOut, "%f\n", rep.MsgRate)
+	default:
+		WriteBWRow(s.out, rep)
+	}
 }

@@ -26,6 +26,7 @@ type Stream struct {
 	Span     int    // bytes of the buffer per QP
 	Remotes  []Dest // one per QP
 	Duration time.Duration
+	Margin   time.Duration // left out at each end of a Duration
 	Idle     time.Duration // the longest wait for any completion
 }
 
@@ -49,7 +50,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
-		Margin: durMargin(s.Duration),
+		Margin: s.Margin,
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
@@ -62,6 +63,9 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	}
 	res, err := ep.Stream(spec)
 	if err != nil {
+		if s.Duration > 0 { // a timed run has no count to reach
+			return t, fmt.Errorf("%s after %d completions of a %v run: %w", opcodeName(s.Test), res.Completed, s.Duration, err)
+		}
 		return t, fmt.Errorf("%s after %d of %d: %w", opcodeName(s.Test), res.Completed, total, err)
 	}
 	if s.Duration > 0 {
@@ -158,11 +162,11 @@ func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, err
 // first one, as perftest's alarm does, re-posting every receive, and
 // counts those of the sample window (see durClock) between the clock at
 // the window's first and last message.
-func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d time.Duration) (BWTiming, error) {
+func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin time.Duration) (BWTiming, error) {
 	cq := ep.RecvCQ()
 	var wc [16]rdma.WC
 	re := reposts{sges: r.SGEs}
-	dc := newDurClock(d)
+	dc := newDurClock(d, margin)
 	var first, last int64
 	deadline := time.Now().Add(r.Timeout)
 	for spins := 0; dc.state != durEnd; spins++ {

@@ -97,16 +97,16 @@ func maxReads(d rdma.Device) (int, error) {
 
 // perftest's RC attributes (ctx_modify_qp_to_rtr/rts).
 const (
-	minRNRTimer = 12
-	qpTimeout   = 14
-	retryCount  = 7
-	rnrRetry    = 7
-	hopLimit    = 0xff
+	minRNRTimer  = 12
+	defQPTimeout = 14
+	retryCount   = 7
+	rnrRetry     = 7
+	hopLimit     = 0xff
 )
 
 // connectQP moves ep's QP qp to RTR and RTS towards remote with
 // perftest's attributes; gidIndex < 0 addresses the peer by LID alone.
-func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int) error {
+func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int, timeout uint8) error {
 	rtr := rdma.RTRAttr{
 		PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN,
 		MaxDestRdAtomic: uint8(min(local.OutReads, 255)), MinRNRTimer: minRNRTimer,
@@ -119,7 +119,7 @@ func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidI
 		return err
 	}
 	return ep.ToRTS(qp, rdma.RTSAttr{
-		Timeout: qpTimeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: local.PSN,
+		Timeout: timeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: local.PSN,
 		MaxRdAtomic: uint8(min(remote.OutReads, 255)),
 	})
 }

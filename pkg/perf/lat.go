@@ -1,5 +1,7 @@
 package perf
 
+import "fmt"
+
 // The latency tests' flows, in the order of perftest's send_lat.c,
 // write_lat.c and read_lat.c.
 
@@ -86,11 +88,15 @@ func (s *session) pingPong(size int) error {
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout,
 	}
 	if s.r.Duration > 0 {
-		rep, err := s.pinger.runFor(p, s.r.Duration)
+		rep, err := s.pinger.runFor(p, s.r.Duration, s.r.margin())
 		if err != nil {
 			return s.dataErr(err)
 		}
-		WriteLatDurRow(s.out, rep)
+		if s.r.Output == "latency" {
+			fmt.Fprintf(s.numOut, "%f\n", rep.TAvg)
+		} else {
+			WriteLatDurRow(s.out, rep)
+		}
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
 		s.result.addCPU(cpu.since(), rep.Iters)
 		return nil
@@ -100,7 +106,14 @@ func (s *session) pingPong(size int) error {
 		return s.dataErr(err)
 	}
 	rep := LatencyReport(uint64(size), posted, s.r.Test.rttFactor())
-	WriteLatRow(s.out, rep)
+	if s.r.Unsorted || s.r.Histogram {
+		WriteSamples(s.out, posted, s.r.Test.rttFactor(), s.r.Unsorted, s.r.Histogram)
+	}
+	if s.r.Output == "latency" {
+		fmt.Fprintf(s.numOut, "%f\n", rep.Avg)
+	} else {
+		WriteLatRow(s.out, rep)
+	}
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return nil

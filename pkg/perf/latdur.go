@@ -35,13 +35,8 @@ type durClock struct {
 	from, to      time.Time // the sample window as observed
 }
 
-func newDurClock(d time.Duration) *durClock {
-	return &durClock{margin: durMargin(d), total: d}
-}
-
-// durMargin is perftest's margin for -D: a quarter of the whole seconds.
-func durMargin(d time.Duration) time.Duration {
-	return time.Duration(int(d/time.Second)/4) * time.Second
+func newDurClock(d, margin time.Duration) *durClock {
+	return &durClock{margin: margin, total: d}
 }
 
 func (c *durClock) begin(now time.Time) {
@@ -116,9 +111,10 @@ func (c *durClock) ended(err error) bool {
 }
 
 // runFor is a latency loop for d: run_iter_lat_send, _lat_write and _lat
-// in duration mode. Waits end at the run's end at the latest.
-func (g *pinger) runFor(p PingPong, d time.Duration) (LatDurReport, error) {
-	c := newDurClock(d)
+// in duration mode, margin left out at each end. Waits end at the run's
+// end at the latest.
+func (g *pinger) runFor(p PingPong, d, margin time.Duration) (LatDurReport, error) {
+	c := newDurClock(d, margin)
 	var err error
 	switch {
 	case p.Test.IsSend():

@@ -28,7 +28,7 @@ func TestWriteForLeavesThePeersLastWriteAcknowledged(t *testing.T) {
 			}()
 			g := newPinger(ours, stepClock(), false)
 			p := PingPong{Test: WriteLat, Client: client, Size: 2, LocalOff: 64, RemoteAddr: peer.Addr() + 64, RKey: peer.RKey(), Timeout: 5 * time.Second}
-			if _, err := g.runFor(p, time.Second); err != nil {
+			if _, err := g.runFor(p, time.Second, 0); err != nil {
 				t.Fatal(err)
 			}
 			ours.Close() // as the session does next

@@ -29,6 +29,17 @@ type Options struct {
 	BusyPoll bool
 	JSON     bool
 	Timeout  time.Duration // how long to wait for the peer at each step
+	// Margin is -f: with -D, the time left out at each end; nil for
+	// perftest's choice, a quarter of -D.
+	Margin       *time.Duration
+	CQModeration int  // -Q; 0 = perftest's choice
+	SkipPeak     bool // -N
+	QPTimeout    *int // -u; nil = perftest's 14
+	SL           int  // -S; only 0
+	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
+	Output       string
+	Histogram    bool // -H
+	Unsorted     bool // -U
 }
 
 // Perftest's defaults (perftest_parameters.h).
@@ -60,17 +71,79 @@ type Resolved struct {
 	NoPeak  bool
 }
 
-// Resolve fills in defaults and checks what perftest checks.
+// Perftest's bounds on the sizes people give.
+const (
+	maxIters       = 100000000
+	maxTxDepth     = 15000
+	maxPerftestQPs = 16384
+	maxPerftestMsg = 2147483647
+	// MaxDurationSecs is the largest -D: perftest keeps it in a C int.
+	MaxDurationSecs = 2147483647
+)
+
+// Refusal is a value perftest's parser refuses: Text is its own line
+// (ib_*_bw prints it and exits 1), Flag and Value what was given.
+type Refusal struct {
+	Flag, Value, Text string
+}
+
+func (e *Refusal) Error() string {
+	if e.Flag == "" {
+		return e.Text
+	}
+	return e.Flag + " " + e.Value + ": " + e.Text
+}
+
+func refuse(flag string, v any, text string) error {
+	return &Refusal{Flag: flag, Value: fmt.Sprint(v), Text: text}
+}
+
+// rangeTexts are perftest's refusals of the sizes whose 0 in Options
+// means "the test's default".
+var rangeTexts = map[string]string{
+	"-s": fmt.Sprintf("Message Size should be between 1 and %d", maxPerftestMsg),
+	"-n": fmt.Sprintf("Iteration num should be between 5 and %d", maxIters),
+	"-t": fmt.Sprintf("Tx depth should be between 1 and %d", maxTxDepth),
+	"-q": fmt.Sprintf("num of Qps should be between 1 and %d", maxPerftestQPs),
+	"-r": fmt.Sprintf("Rx depth should be between %d and %d", minRx, maxRx),
+}
+
+// RefuseGivenZero is perftest's refusal of a 0 typed for flag (-s, -n,
+// -t, -q or -r), which Options cannot carry: there 0 means the default.
+func RefuseGivenZero(flag string) error {
+	if text, ok := rangeTexts[flag]; ok {
+		return refuse(flag, 0, text)
+	}
+	return nil
+}
+
+// DurationOf is -D given in seconds, refused as perftest refuses it, and
+// above the C int perftest holds it in.
+func DurationOf(secs int64) (time.Duration, error) {
+	if secs <= 0 {
+		return 0, refuse("-D", secs, "Duration period must be positive")
+	}
+	if secs > MaxDurationSecs {
+		return 0, refuse("-D", secs, fmt.Sprintf("Duration period should be at most %d seconds", MaxDurationSecs))
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+// Resolve fills in defaults and checks what perftest checks, before
+// anything is allocated: perftest's refusals are *Refusal.
 func (o Options) Resolve() (Resolved, error) {
 	r := Resolved{Options: o}
 	if r.QPs == 0 {
 		r.QPs = 1
 	}
-	if r.QPs < 1 || r.QPs > rdma.MaxPerfQPs {
-		return r, fmt.Errorf("-q %d: the number of QPs must be 1 to %d", r.QPs, rdma.MaxPerfQPs)
+	if r.QPs < 1 || r.QPs > maxPerftestQPs {
+		return r, refuse("-q", r.QPs, rangeTexts["-q"])
 	}
 	if r.QPs > 1 && o.Test.Latency() {
-		return r, fmt.Errorf("-q %d: only the bandwidth tests run several QPs; use -q 1 for %s", r.QPs, o.Test)
+		return r, refuse("-q", r.QPs, "Multiple QPs only available on bw tests")
+	}
+	if r.QPs > rdma.MaxPerfQPs {
+		return r, fmt.Errorf("-q %d: rdmactl runs 1 to %d QPs", r.QPs, rdma.MaxPerfQPs)
 	}
 	if r.Size == 0 {
 		r.Size = defSizeBW
@@ -78,8 +151,11 @@ func (o Options) Resolve() (Resolved, error) {
 			r.Size = defSizeLat
 		}
 	}
-	if r.Size < 1 || r.Size > maxSize {
-		return r, fmt.Errorf("-s %d: message size must be 1 to %d", r.Size, maxSize)
+	if r.Size < 1 || r.Size > maxPerftestMsg {
+		return r, refuse("-s", r.Size, rangeTexts["-s"])
+	}
+	if r.Size > maxSize {
+		return r, fmt.Errorf("-s %d: rdmactl runs messages of 1 to %d bytes", r.Size, maxSize)
 	}
 	if r.Iters == 0 {
 		r.Iters = defIters
@@ -87,11 +163,23 @@ func (o Options) Resolve() (Resolved, error) {
 			r.Iters = defItersWriteBW
 		}
 	}
-	if r.Duration > 0 && r.All {
-		return r, fmt.Errorf("-D with -a: a duration run measures one size; give -s or drop -D")
+	if r.Iters < 5 || r.Iters > maxIters {
+		return r, refuse("-n", r.Iters, rangeTexts["-n"])
 	}
-	if r.Iters < 5 {
-		return r, fmt.Errorf("-n %d: at least 5 iterations", r.Iters)
+	if r.Duration < 0 {
+		return r, refuse("-D", int64(r.Duration/time.Second), "Duration period must be positive")
+	}
+	if r.Duration > 0 && r.All {
+		return r, refuse("", "", "Duration mode currently doesn't support running on all sizes.")
+	}
+	if r.TxDepth != 0 && (r.TxDepth < 1 || r.TxDepth > maxTxDepth) {
+		return r, refuse("-t", r.TxDepth, rangeTexts["-t"])
+	}
+	if r.RxDepth != 0 && (r.RxDepth < minRx || r.RxDepth > maxRx) {
+		return r, refuse("-r", r.RxDepth, rangeTexts["-r"])
+	}
+	if r.RxDepth > 1 && o.Test.IsRead() {
+		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
 	if r.TxDepth == 0 {
 		r.TxDepth = defTxBW
@@ -99,17 +187,8 @@ func (o Options) Resolve() (Resolved, error) {
 			r.TxDepth = defTxLat
 		}
 	}
-	if r.TxDepth < 1 {
-		return r, fmt.Errorf("-t %d: the TX depth must be positive", r.TxDepth)
-	}
 	if r.Duration == 0 && r.TxDepth > r.Iters {
 		r.TxDepth = r.Iters
-	}
-	if r.RxDepth != 0 && (r.RxDepth < minRx || r.RxDepth > maxRx) {
-		return r, fmt.Errorf("-r %d: the RX depth must be %d to %d", r.RxDepth, minRx, maxRx)
-	}
-	if r.RxDepth > 1 && o.Test.IsRead() {
-		return r, fmt.Errorf("-r %d: %s posts no receives; on RDMA reads the RX depth can only be 1", r.RxDepth, o.Test)
 	}
 	if !o.Test.IsSend() {
 		r.RxDepth = 1 // as perftest, which takes -r for write tests and ignores it
@@ -128,10 +207,16 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Size > cqModSizeLimit && !r.All {
 		r.CQMod = 1
 	}
+	if o.CQModeration > 0 {
+		r.CQMod = o.CQModeration
+	}
 	if r.CQMod > r.TxDepth {
 		r.CQMod = r.TxDepth
 	}
-	r.NoPeak = r.Duration > 0 || r.Iters > noPeakIters
+	r.NoPeak = r.Duration > 0 || r.Iters > noPeakIters || o.SkipPeak
+	if r.Duration > 0 && !(r.Duration > 2*r.margin()) {
+		return r, refuse("", "", "please check that DURATION > 2*MARGIN")
+	}
 	if r.All {
 		for s := 2; s <= maxSize; s <<= 1 {
 			r.Sizes = append(r.Sizes, s)
@@ -153,6 +238,23 @@ func (o Options) Resolve() (Resolved, error) {
 		r.Timeout = 2 * time.Minute
 	}
 	return r, nil
+}
+
+// margin is the time a -D run leaves out at each end: -f, or perftest's
+// quarter of the whole seconds.
+func (r Resolved) margin() time.Duration {
+	if r.Margin != nil {
+		return *r.Margin
+	}
+	return time.Duration(int(r.Duration/time.Second)/4) * time.Second
+}
+
+// qpTimeout is -u, or perftest's default.
+func (r Resolved) qpTimeout() uint8 {
+	if r.QPTimeout != nil {
+		return uint8(*r.QPTimeout)
+	}
+	return defQPTimeout
 }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -286,6 +288,36 @@ func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
 	r.P99 = us(delta[int(math.Ceil(float64(cnt)*0.99))])
 	r.P999 = us(delta[int(math.Ceil(float64(cnt)*0.999))])
 	return r
+}
+
+// WriteSamples prints a latency run's samples as perftest's -U (in the
+// order measured) and -H (sorted, the two largest left out) do, then the
+// table's header again, as perftest does before the row.
+func WriteSamples(w io.Writer, posted []int64, rttFactor int, unsorted, histogram bool) {
+	if len(posted) < latTail+2 {
+		return
+	}
+	delta := make([]int64, len(posted)-1)
+	for i := range delta {
+		delta[i] = posted[i+1] - posted[i]
+	}
+	q := 1000.0 * float64(rttFactor)
+	var b strings.Builder
+	list := func(ds []int64) {
+		b.WriteString("#, usec\n")
+		for i, d := range ds {
+			b.WriteString(strconv.Itoa(i+1) + ", " + strconv.FormatFloat(float64(d)/q, 'g', 6, 64) + "\n")
+		}
+	}
+	if unsorted {
+		list(delta)
+	}
+	slices.Sort(delta)
+	if histogram {
+		list(delta[:len(delta)-latTail])
+	}
+	b.WriteString(resultLine + latHeader)
+	io.WriteString(w, b.String())
 }
 
 // WriteLatRow prints one latency result (REPORT_FMT_LAT).

@@ -224,3 +224,18 @@ func TestCHex(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSamplesAsPerftest: -U lists the samples in the order measured,
+// -H sorted without the two largest, each as "%d, %g" in microseconds,
+// then the table's header again (ib_write_lat -n 10 -H in the lab).
+func TestWriteSamplesAsPerftest(t *testing.T) {
+	// round trips of 2000, 4000.4, 2854.86, 2000, 6000, 3000, 2020.4, 2000, 9000 ns... halved
+	posted := []int64{0, 4_000_000, 12_000_800, 17_710_520, 21_710_520, 33_710_520, 39_710_520, 43_751_320, 47_751_320, 65_751_320}
+	var b bytes.Buffer
+	WriteSamples(&b, posted, 2, true, true)
+	want := "#, usec\n1, 2000\n2, 4000.4\n3, 2854.86\n4, 2000\n5, 6000\n6, 3000\n7, 2020.4\n8, 2000\n9, 9000\n" +
+		"#, usec\n1, 2000\n2, 2000\n3, 2000\n4, 2020.4\n5, 2854.86\n6, 3000\n7, 4000.4\n" + resultLine + latHeader
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math/rand"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -21,7 +22,8 @@ import (
 // session is one run's shared state.
 type session struct {
 	r       Resolved
-	out     io.Writer // perftest's stdout; io.Discard under --json
+	out     io.Writer // perftest's stdout; io.Discard under --json or --output
+	numOut  io.Writer // where --output's one number goes
 	errOut  io.Writer
 	dev     rdma.Device
 	devName string
@@ -66,12 +68,19 @@ func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
 // caller closes.
 func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Result, error) {
 	r, err := o.Resolve()
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, err // perftest's parser refuses it with exit 1
+	}
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	s := &session{r: r, out: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
-	if r.JSON {
+	s := &session{r: r, out: out, numOut: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
+	if r.JSON || r.Output != "" {
 		s.out = io.Discard
+	}
+	if r.JSON {
+		s.numOut = io.Discard
 	}
 	defer s.close()
 	if err := s.openDevice(v); err != nil {
@@ -302,6 +311,12 @@ func (s *session) connectPeer() error {
 		if err != nil {
 			return s.peerErr(err)
 		}
+		// A peer with fewer QPs sends its first QP's record again (its
+		// next sync point).
+		if !s.r.RDMACM && slices.ContainsFunc(s.remotes, func(r Dest) bool { return r.QPN == d.QPN }) {
+			return hinted(fmt.Errorf("the peer sent QP 0x%x's record again where this side's QP %d of -q %d expected its own: the peer runs fewer QPs", d.QPN, len(s.remotes)+1, s.r.QPs),
+				"give both sides the same -q")
+		}
 		s.remotes = append(s.remotes, d)
 	}
 	s.remote = s.remotes[0]
@@ -313,7 +328,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx); err != nil {
+		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout()); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}
@@ -322,10 +337,22 @@ func (s *session) connectPeer() error {
 
 // sync is a barrier handshake.
 func (s *session) sync() error {
-	if _, err := s.oob.Handshake(s.local); err != nil {
+	d, err := s.oob.Handshake(s.local)
+	if err != nil {
 		return s.peerErr(err)
 	}
-	return nil
+	return s.sameQP(d, 0)
+}
+
+// sameQP checks that a record the peer sent again is that of this side's
+// peer QP i: a peer with more QPs sends another QP's record where this
+// side expects a sync point.
+func (s *session) sameQP(d Dest, i int) error {
+	if s.r.RDMACM || i >= len(s.remotes) || d.QPN == s.remotes[i].QPN {
+		return nil
+	}
+	return hinted(fmt.Errorf("the peer sent the record of another QP (0x%x) where this side with -q %d expected QP 0x%x's: the peer runs more QPs", d.QPN, s.r.QPs, s.remotes[i].QPN),
+		"give both sides the same -q")
 }
 
 // printAddresses prints this side's QP records, then for each QP
@@ -341,8 +368,12 @@ func (s *session) printAddresses() error {
 		WriteAddress(s.out, "local", t, l, s.withGID)
 	}
 	for i, l := range s.locals {
-		if _, err := s.oob.Handshake(l); err != nil {
+		d, err := s.oob.Handshake(l)
+		if err != nil {
 			return s.peerErr(err)
+		}
+		if err := s.sameQP(d, i); err != nil {
+			return err
 		}
 		WriteAddress(s.out, "remote", t, s.remotes[i], s.withGID)
 	}
@@ -352,7 +383,7 @@ func (s *session) printAddresses() error {
 func (s *session) peerErr(err error) error {
 	if errors.Is(err, ErrPeerClosed) {
 		return hinted(fmt.Errorf("exchange with the peer failed: %w", err),
-			"the peer gave up: read its error; both sides must run the same test ("+s.r.Test.String()+")")
+			"the peer ended the exchange: its own output says why")
 	}
 	return fmt.Errorf("exchange with the peer failed: %w", err)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"regexp"
 	"strings"
@@ -305,6 +306,63 @@ func TestSendSmallRxDepth(t *testing.T) {
 			if !strings.HasSuffix(out, resultLine) {
 				t.Errorf("%s -q %d %s:\n%s", o.Test, o.QPs, side, out)
 			}
+		}
+	}
+}
+
+// TestQPCountMismatchNamed: -q 2 against -q 1 says that -q differs (it
+// said that both sides must run the same test), from whichever side sees
+// it: the side with more QPs gets the first record again, the other an
+// unknown QP's record where it expected a sync point.
+func TestQPCountMismatchNamed(t *testing.T) {
+	for _, qps := range [][2]int{{1, 2}, {2, 1}} {
+		v := newFakeStack()
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		o := Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, TCPPort: port, Timeout: 2 * time.Second}
+		so, co := o, o
+		so.QPs, co.QPs, co.Server = qps[0], qps[1], "127.0.0.1"
+		done := make(chan error, 1)
+		go func() { done <- Run(so, v, io.Discard, io.Discard) }()
+		var cerr error
+		for i := 0; i < 100; i++ {
+			if cerr = Run(co, v, io.Discard, io.Discard); !errors.Is(cerr, syscall.ECONNREFUSED) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		serr := <-done
+		named := 0
+		for _, err := range []error{serr, cerr} {
+			var h *HintedError
+			if errors.As(err, &h) && h.Hint == "give both sides the same -q" {
+				named++
+			} else if err == nil {
+				t.Errorf("server -q %d, client -q %d: a side ended without error", qps[0], qps[1])
+			}
+		}
+		if named == 0 {
+			t.Errorf("server -q %d, client -q %d: server %v, client %v; want the -q hint", qps[0], qps[1], serr, cerr)
+		}
+	}
+}
+
+// TestOutputPrintsOneNumber: --output=bandwidth and --output=latency
+// print the average alone on each side, as perftest does.
+func TestOutputPrintsOneNumber(t *testing.T) {
+	one := regexp.MustCompile(`^\d+\.\d{6}\n$`)
+	for _, o := range []Options{
+		{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "bandwidth"},
+		{Test: SendBW, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "message_rate"},
+		{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Output: "latency"},
+	} {
+		srv, cli := runBoth(t, o)
+		if !one.MatchString(srv) || !one.MatchString(cli) {
+			t.Errorf("%s --output=%s: server %q, client %q", o.Test, o.Output, srv, cli)
 		}
 	}
 }

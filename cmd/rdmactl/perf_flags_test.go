@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/perf"
+)
+
+// TestPerfFlagsOneTable: perf.Flags is the one source of perf's options:
+// the command's flags (help), the man page and completion show each of
+// them with its letter and text, and no other.
+func TestPerfFlagsOneTable(t *testing.T) {
+	cmd := newCmdPerf(&cli.Factory{IO: cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{})}, nil)
+	man, err := os.ReadFile(manDir + "/rdmactl-perf.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := complete(t, labHost(t), "perf", "write_bw", "--")
+	var longs []string
+	for _, f := range perf.Flags {
+		longs = append(longs, f.Long)
+		fl := cmd.Flags().Lookup(f.Long)
+		if fl == nil {
+			t.Errorf("--%s is in the table, not among the command's flags", f.Long)
+			continue
+		}
+		if fl.Shorthand != f.Short || !strings.HasSuffix(fl.Usage, f.Usage+f.Refused) {
+			t.Errorf("--%s: flag -%s %q, table -%s %q", f.Long, fl.Shorthand, fl.Usage, f.Short, f.Usage+f.Refused)
+		}
+		if !bytes.Contains(man, []byte(`\fB--`+f.Long+`\fP`)) {
+			t.Errorf("the man page lacks --%s (make man)", f.Long)
+		}
+		if !slices.ContainsFunc(completed, func(c string) bool { return strings.HasPrefix(c, "--"+f.Long+"\t") || c == "--"+f.Long }) {
+			t.Errorf("completion lacks --%s", f.Long)
+		}
+	}
+	cmd.LocalFlags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "help" && !slices.Contains(longs, fl.Name) {
+			t.Errorf("--%s is a flag of perf outside the table", fl.Name)
+		}
+	})
+	// Prefix matching knows the root's flags too.
+	root := newCmdRoot(&cli.Factory{IO: cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{}), Version: "test"})
+	inherited := []string{"help"}
+	root.PersistentFlags().VisitAll(func(fl *pflag.Flag) { inherited = append(inherited, fl.Name) })
+	slices.Sort(inherited)
+	known := slices.Sorted(slices.Values(perfInheritedFlags))
+	if !slices.Equal(inherited, known) {
+		t.Errorf("root's flags %v, perf's prefix matching knows %v", inherited, known)
+	}
+}
+
+// TestPerfLongOptionPrefixes: as perftest's getopt_long, a unique prefix
+// of a long option is that option (NVIDIA's scripts type --report_gbit);
+// an ambiguous or unknown one exits 1 with getopt's words.
+func TestPerfLongOptionPrefixes(t *testing.T) {
+	o, err := runPerfCmd(t, "write_bw", "--report_gbit", "--ite=50", "--siz", "4096", "10.9.0.1")
+	if err != nil || !o.Gbits || o.Iters != 50 || o.Size != 4096 {
+		t.Fatalf("--report_gbit --ite=50 --siz 4096: %v, %+v", err, o)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"write_bw", "--report"}, "option '--report' is ambiguous; possibilities: '--report-both' '--report-counters' '--report-cycles' '--report-histogram' '--report-unsorted' '--report_gbits'"},
+		{[]string{"write_bw", "--bogus"}, "unrecognized option '--bogus'"},
+		{[]string{"write_bw", "-k"}, "unknown shorthand flag: 'k' in -k"},
+		{[]string{"write_bw", "-n", "abc"}, `invalid argument "abc" for "-n, --iters" flag`},
+	} {
+		var out, errOut bytes.Buffer
+		root := newCmdRoot(&cli.Factory{IO: cli.Test(nil, &out, &errOut), Version: "test"})
+		root.SetArgs(append([]string{"perf"}, c.args...))
+		err := root.Execute()
+		if cli.ExitCode(err) != cli.ExitFailed || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: exit %d (%v), want 1 and %q", c.args, cli.ExitCode(err), err, c.want)
+		}
+	}
+}
+
+// TestPerfOptionsPerftestRefuses: the new options keep perftest's per
+// test refusals and ranges; those rdmactl cannot do yet are refused in
+// one line that says so.
+func TestPerfOptionsPerftestRefuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
+		{[]string{"write_bw", "-b"}, "--bidirectional: rdmactl measures one direction only"},
+		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
+		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
+		{[]string{"write_bw", "-U"}, "-U : is Available only on Latency tests"},
+		{[]string{"write_bw", "-e"}, "-e : Events feature not available on WRITE verb"},
+		{[]string{"write_bw", "-Q", "0"}, "-Q 0: CQ moderation should be between 1 and 1024"},
+		{[]string{"write_bw", "-Q", "2000"}, "-Q 2000: CQ moderation should be between 1 and 1024"},
+		{[]string{"write_bw", "-S", "16"}, "-S 16: Only 15 Service levels"},
+		{[]string{"write_bw", "-c", "XX"}, "-c XX: Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}"},
+		{[]string{"write_bw", "-c", "UD"}, "-c UD: UD connection only possible in SEND verb"},
+		{[]string{"read_bw", "-c", "UC"}, "-c UC: UC connection not possible in READ/ATOMIC verbs"},
+		{[]string{"write_bw", "--output=foo"}, "--output foo: Invalid verbosity level output flag. Please use bandwidth, latency, message_rate"},
+		{[]string{"write_bw", "--output=latency"}, "--output latency: Output verbosity level for BW can be: bandwidth, message_rate"},
+		{[]string{"write_lat", "--output=bandwidth"}, "--output bandwidth: Output verbosity level for LAT can be: latency"},
+		{[]string{"write_bw", "-D", "4", "-f", "2"}, "please check that DURATION > 2*MARGIN"},
+		{[]string{"write_bw", "-f", "-1"}, "-f -1: Margin must be non-negative int"},
+		{[]string{"write_bw", "-T", "5"}, "-T 5: TOS only valid for rdma_cm based QP and RawEth QP"},
+		{[]string{"write_bw", "-I", "64"}, "--inline_size: rdmactl posts no inline data yet"},
+		{[]string{"write_bw", "-W", "counters/port_xmit_data"}, "--report-counters: rdmactl reports no port counters yet"},
+	} {
+		_, err := runPerfCmd(t, append(c.args, "10.9.0.1")...)
+		if cli.ExitCode(err) != cli.ExitFailed || err == nil || err.Error() != c.want {
+			t.Errorf("%q: exit %d (%v), want 1 and %q", c.args, cli.ExitCode(err), err, c.want)
+		}
+	}
+	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "0", "-c", "RC", "--output=bandwidth", "10.9.0.1")
+	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
+		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "-H", "-U", "-e", "10.9.0.1")
+	if err != nil || !o.Histogram || !o.Unsorted || !o.Events {
+		t.Errorf("send_lat -H -U -e: %v, %+v", err, o)
+	}
+}

@@ -1,0 +1,79 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSinglePerfRefusesLikePerftest: values ib_write_bw's parser refuses
+// are refused by rdmactl with ib_write_bw's line and exit code, before
+// anything is allocated or exchanged (-n 1000000000 ran out of memory
+// after the exchange; -s 0 ran 65536 bytes; -D 9223372037 ran 5000
+// iterations).
+func TestSinglePerfRefusesLikePerftest(t *testing.T) {
+	for _, c := range []struct{ test, args string }{
+		{"write_bw", "-n 1000000000"},
+		{"write_bw", "-n 100000001"},
+		{"write_bw", "-n 4"},
+		{"write_bw", "-s 0"},
+		{"send_bw", "-s 0"},
+		{"write_bw", "-D 0"},
+		{"write_bw", "-D -3"},
+		{"write_bw", "-t 20000"},
+		{"send_bw", "-r 20000"},
+		{"read_bw", "-r 2"},
+		{"write_lat", "-q 2"},
+		{"write_bw", "-q 20000"},
+		{"write_bw", "-D 5 -a"},
+	} {
+		args := append([]string{"-d", "rxe0", "-x", "1"}, strings.Fields(c.args)...)
+		real := run(t, time.Minute, "ib_"+c.test, args...)
+		ours := run(t, time.Minute, rdmactl, append([]string{"perf", c.test}, args...)...)
+		line := strings.TrimSpace(strings.SplitN(real.Stderr+real.Stdout, "\n", 2)[0])
+		if real.Code != 1 || line == "" {
+			t.Errorf("ib_%s %s: exit %d, %q: not a refusal", c.test, c.args, real.Code, real.Stderr)
+			continue
+		}
+		if ours.Code != real.Code || !strings.Contains(ours.Stderr, line) || ours.Stdout != "" {
+			t.Errorf("perf %s %s: exit %d, stderr %q, stdout %q; ib_%s: exit %d, %q", c.test, c.args, ours.Code, ours.Stderr, ours.Stdout, c.test, real.Code, line)
+		}
+	}
+	// Beyond perftest's C int, which it truncates.
+	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-D", "9223372037")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "-D 9223372037: Duration period should be at most 2147483647 seconds") {
+		t.Errorf("-D 9223372037: exit %d, %q", r.Code, r.Stderr)
+	}
+}
+
+// TestSinglePerfMismatchSaysWhatDiffers: against a perftest peer that
+// runs another test or another -q, rdmactl's hint names what differs
+// and nothing it did not see (write_bw against ib_read_bw said "run both
+// sides with the same -s/-a" though both ran 65536 bytes; -q 2 against
+// -q 1 said both sides must run the same test).
+func TestSinglePerfMismatchSaysWhatDiffers(t *testing.T) {
+	pair := func(srvName string, srvArgs []string, cliName string, cliArgs []string) (result, result) {
+		perfPort++
+		port := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", "1", "-n", "50"}
+		s := start(t, 20*time.Second, srvName, append(srvArgs, port...)...)
+		waitTCPListen(t, perfPort)
+		c := run(t, time.Minute, cliName, append(append(cliArgs, port...), "--timeout", "10s", "10.9.0.1")...)
+		return s.wait(t), c
+	}
+	_, c := pair("ib_read_bw", nil, rdmactl, []string{"perf", "write_bw"})
+	if c.Code != 1 || !strings.Contains(c.Stderr, "hint: the peer's QP does not take RDMA_WRITE requests: run write_bw on the peer too") ||
+		strings.Contains(c.Stderr, "-s/-a") {
+		t.Errorf("write_bw against ib_read_bw: exit %d, %q", c.Code, c.Stderr)
+	}
+	_, c = pair("ib_write_bw", []string{"-q", "1"}, rdmactl, []string{"perf", "write_bw", "-q", "2"})
+	if c.Code != 1 || !strings.Contains(c.Stderr, "the peer runs fewer QPs") || !strings.Contains(c.Stderr, "hint: give both sides the same -q") {
+		t.Errorf("-q 2 against ib_write_bw -q 1: exit %d, %q", c.Code, c.Stderr)
+	}
+	s, c := pair(rdmactl, []string{"perf", "write_bw", "-q", "1", "--timeout", "10s"}, "ib_write_bw", []string{"-q", "2"})
+	if s.Code != 1 || !strings.Contains(s.Stderr, "the peer runs more QPs") || !strings.Contains(s.Stderr, "hint: give both sides the same -q") {
+		t.Errorf("-q 1 against ib_write_bw -q 2: exit %d, %q (client exit %d)", s.Code, s.Stderr, c.Code)
+	}
+}

@@ -1,0 +1,291 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <infiniband/verbs.h>
+#include "perf.h"
+
+// perftest's CTX_POLL_BATCH: completions taken per ibv_poll_cq.
+enum { PF_POLL_BATCH = 16 };
+
+static int64_t pf_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// The loops stamp each message with the CPU's counter, as perftest's
+// get_cycles does: clock_gettime may be a system call (the lab's qemu
+// guest runs on the hpet clocksource: 1.3 us a call against 19 ns for
+// rdtsc), and one per message on each side of send_lat added 1.3 us to
+// its typical latency. struct pf_clock relates the stamps to
+// CLOCK_MONOTONIC, the counter's rate measured over the run itself rather
+// than read from /proc/cpuinfo.
+static inline int64_t pf_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	return (int64_t)__rdtsc();
+#elif defined(__aarch64__)
+	int64_t v;
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return pf_now_ns();
+#endif
+}
+
+static void pf_clock_start(struct pf_clock *c) {
+	c->ns0 = pf_now_ns();
+	c->ticks0 = pf_ticks();
+}
+
+// pf_clock_stop measures the counter's rate over the run, in nanoseconds
+// a tick, over at least a millisecond so that the clock's resolution and
+// the cost of reading it do not skew it.
+static void pf_clock_stop(struct pf_clock *c) {
+	int64_t ns1, ticks1;
+	do {
+		ns1 = pf_now_ns();
+		ticks1 = pf_ticks();
+	} while (ns1 - c->ns0 < 1000000);
+	c->per_tick = ticks1 > c->ticks0 ? (double)(ns1 - c->ns0) / (double)(ticks1 - c->ticks0) : 1.0;
+}
+
+// pf_post_recvs posts n receives of the same memory, 32 per call, each
+// with work request ID wr_id.
+int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
+	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
+	struct ibv_recv_wr wr[32], *bad;
+	while (n > 0) {
+		int k = n < 32 ? n : 32;
+		for (int i = 0; i < k; i++) {
+			wr[i].wr_id = wr_id;
+			wr[i].sg_list = &sge;
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
+		}
+		int rc = ibv_post_recv(qp, wr, &bad);
+		if (rc)
+			return rc;
+		n -= k;
+	}
+	return 0;
+}
+
+// pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
+// forever); with yield it gives the CPU away between looks. 0 or ETIMEDOUT.
+int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yield) {
+	int64_t deadline = pf_now_ns() + (int64_t)timeout_ms * 1000000;
+	for (unsigned i = 0;; i++) {
+		if (*p == want)
+			return 0;
+		if (timeout_ms >= 0 && (i & 1023) == 1023 && pf_now_ns() > deadline)
+			return ETIMEDOUT;
+		if (yield)
+			sched_yield();
+	}
+}
+
+// pf_stream is a whole bandwidth run in one call, so that no scheduler
+// sits between a completion and the next post (a Go loop of short cgo
+// calls let the runtime hand the thread off and cost half the bandwidth
+// under emulation). Per QP: one request per ibv_post_send, at most
+// tx_depth in flight, every cq_mod-th and the last signalled; up to
+// PF_POLL_BATCH completions per poll of the shared CQ: perftest's
+// run_iter_bw. A work request's id is its QP's index in the top 16 bits
+// and its number on that QP below. posted and completed hold iters × nqp
+// entries each (unused with duration_ns). Returns 0; -1 on a failed
+// completion (r->bad_*), -2 when idle_ms passed without a completion, or
+// -3 - errno when posting failed.
+static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed) {
+	struct ibv_sge sge[PF_MAX_QPS];
+	struct ibv_send_wr wr[PF_MAX_QPS], *bad;
+	struct ibv_wc wc[PF_POLL_BATCH];
+	int64_t scnt[PF_MAX_QPS] = {0}, ccnt[PF_MAX_QPS] = {0};
+	for (int q = 0; q < r->nqp; q++) {
+		sge[q] = (struct ibv_sge){.addr = r->laddr[q], .length = r->len, .lkey = r->lkey};
+		memset(&wr[q], 0, sizeof wr[q]);
+		wr[q].sg_list = &sge[q];
+		wr[q].num_sge = 1;
+		wr[q].opcode = r->opcode;
+		wr[q].wr.rdma.remote_addr = r->raddr[q];
+		wr[q].wr.rdma.rkey = r->rkey[q];
+	}
+	int timed = r->duration_ns > 0;
+	int64_t iters = timed ? INT64_MAX : r->iters, tot = timed ? INT64_MAX : r->iters * r->nqp;
+	int64_t totscnt = 0, totccnt = 0;
+	int64_t end = clk->ns0 + r->duration_ns;
+	// With a duration only the sample window counts: completions seen
+	// while the last look at the clock fell in it.
+	int64_t win_from = clk->ns0 + r->margin_ns, win_to = end - r->margin_ns;
+	int in_window = r->margin_ns <= 0;
+	int64_t win_done = 0;
+	int64_t deadline = clk->ns0 + (int64_t)r->idle_ms * 1000000;
+	// With a duration the clock is read after every poll that took
+	// completions (a full pipe under emulation keeps every poll full, so
+	// counting passes alone let 1024 completions by between reads) and
+	// every 64th pass otherwise.
+	unsigned spins = 0, passes = 0;
+	int stop = 0, progressed = 0, look = 1;
+	r->first = clk->ticks0;
+	r->last = clk->ticks0;
+	for (;;) {
+		for (int q = 0; q < r->nqp && !stop; q++) {
+			while (scnt[q] < iters && scnt[q] - ccnt[q] < r->tx_depth) {
+				wr[q].wr_id = (uint64_t)q << 48 | (uint64_t)scnt[q];
+				wr[q].send_flags = (scnt[q] + 1) % r->cq_mod == 0 || scnt[q] + 1 == iters ? IBV_SEND_SIGNALED : 0;
+				if (!timed)
+					posted[totscnt] = pf_ticks();
+				int rc = ibv_post_send(r->qp[q], &wr[q], &bad);
+				if (rc)
+					return r->done = totccnt, -3 - rc;
+				scnt[q]++;
+				totscnt++;
+			}
+		}
+		if (timed && !stop && (look || ++passes % 64 == 0)) {
+			look = 0;
+			int64_t t = pf_now_ns();
+			stop = t >= end;
+			in_window = t >= win_from && t < win_to;
+		}
+		if (timed && stop) {
+			// Requests after a QP's last signalled one complete unseen.
+			int drained = 1;
+			for (int q = 0; q < r->nqp; q++)
+				drained &= ccnt[q] >= scnt[q] - scnt[q] % r->cq_mod;
+			if (drained)
+				break;
+		} else if (!timed && totccnt >= tot) {
+			break;
+		}
+		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
+		if (ne < 0)
+			return r->done = totccnt, -3 - EIO;
+		if (ne == 0) {
+			if ((++spins & 0xffff) == 0) {
+				// idle_ms counts from the first look at the clock
+				// after the last completion.
+				int64_t now = pf_now_ns();
+				if (progressed)
+					deadline = now + (int64_t)r->idle_ms * 1000000;
+				else if (now > deadline)
+					return r->done = totccnt, -2;
+				progressed = 0;
+			}
+			continue;
+		}
+		progressed = 1;
+		look = 1;
+		int64_t now = pf_ticks();
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				r->bad_status = wc[i].status;
+				r->bad_vendor = wc[i].vendor_err;
+				return r->done = totccnt, -1;
+			}
+			int q = (int)(wc[i].wr_id >> 48);
+			int64_t n = (int64_t)(wc[i].wr_id & 0xffffffffffffULL) + 1;
+			if (q >= r->nqp || n <= ccnt[q])
+				continue;
+			if (timed && in_window) {
+				if (win_done == 0)
+					r->first = now;
+				win_done += n - ccnt[q];
+				r->last = now;
+			}
+			totccnt += n - ccnt[q];
+			ccnt[q] = n;
+			if (!timed)
+				completed[totccnt - 1] = now;
+		}
+	}
+	r->done = timed ? win_done : totccnt;
+	return 0;
+}
+
+int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed) {
+	pf_clock_start(&r->clk);
+	int rc = pf_stream_loop(cq, r, &r->clk, posted, completed);
+	pf_clock_stop(&r->clk);
+	return rc;
+}
+
+// pf_poll_one spins on cq until one completion comes: 1 (its status and
+// vendor error in *st, *vendor), -2 after idle_ms without one, -3 - EIO.
+static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *vendor) {
+	struct ibv_wc wc;
+	int64_t deadline = 0;
+	for (unsigned spins = 1;; spins++) {
+		int ne = ibv_poll_cq(cq, 1, &wc);
+		if (ne < 0)
+			return -3 - EIO;
+		if (ne > 0) {
+			*st = wc.status;
+			*vendor = wc.vendor_err;
+			return 1;
+		}
+		if ((spins & 0xfff) == 0) {
+			int64_t now = pf_now_ns();
+			if (!deadline)
+				deadline = now + (int64_t)idle_ms * 1000000;
+			else if (now > deadline)
+				return -2;
+		}
+	}
+}
+
+// pf_send_lat is perftest's run_iter_lat_send with busy polling, in one
+// call: no Go code runs between a completion and the next post. Returns
+// 0; -1 on a failed completion; -2 on an idle timeout; -3 - errno.
+static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted) {
+	struct ibv_sge ssge = {.addr = l->saddr, .length = l->slen, .lkey = l->lkey};
+	struct ibv_sge rsge = {.addr = l->raddr, .length = l->rlen, .lkey = l->lkey};
+	struct ibv_send_wr swr = {0}, *sbad;
+	struct ibv_recv_wr rwr = {0}, *rbad;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	int64_t scnt = 0, rcnt = 0;
+	while (scnt < l->iters || rcnt < l->iters) {
+		if (rcnt < l->iters && !(scnt < 1 && l->client)) {
+			l->step = 0;
+			l->at = rcnt;
+			int rc = pf_poll_one(rcq, l->idle_ms, &l->bad_status, &l->bad_vendor);
+			if (rc < 0)
+				return rc;
+			if (l->bad_status != IBV_WC_SUCCESS)
+				return -1;
+			rcnt++;
+			if (rcnt + l->rx_depth <= l->iters && (rc = ibv_post_recv(qp, &rwr, &rbad)))
+				return -3 - rc;
+		}
+		if (scnt < l->iters) {
+			l->step = 1;
+			l->at = scnt;
+			posted[scnt++] = pf_ticks();
+			int rc = ibv_post_send(qp, &swr, &sbad);
+			if (rc)
+				return -3 - rc;
+			rc = pf_poll_one(scq, l->idle_ms, &l->bad_status, &l->bad_vendor);
+			if (rc < 0)
+				return rc;
+			if (l->bad_status != IBV_WC_SUCCESS)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted) {
+	pf_clock_start(&l->clk);
+	int rc = pf_send_lat_loop(qp, scq, rcq, l, posted);
+	pf_clock_stop(&l->clk);
+	return rc;
+}

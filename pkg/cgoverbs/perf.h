@@ -1,0 +1,71 @@
+// The data paths of rdmactl perf: each run is one call, so that no
+// scheduler sits between a completion and the next post.
+#ifndef RDMACTL_PERF_H
+#define RDMACTL_PERF_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+// PF_MAX_QPS is rdma.MaxPerfQPs.
+enum { PF_MAX_QPS = 16 };
+
+// pf_clock relates the loops' stamps (CPU counter ticks) to
+// CLOCK_MONOTONIC: ns = ns0 + (tick - ticks0) * per_tick. A stamp of 0
+// is one the loop never wrote.
+struct pf_clock {
+	int64_t ns0, ticks0;
+	double per_tick;
+};
+
+// pf_run describes one bandwidth run (rdma.Stream) and receives its end.
+struct pf_run {
+	int opcode, nqp;
+	struct ibv_qp *qp[PF_MAX_QPS];
+	uint64_t laddr[PF_MAX_QPS], raddr[PF_MAX_QPS];
+	uint32_t rkey[PF_MAX_QPS];
+	uint32_t len, lkey;
+	int64_t iters;      // per QP; 0 with duration_ns
+	int64_t duration_ns, margin_ns;
+	int tx_depth, cq_mod, idle_ms;
+	// out; first, last and the stamps in ticks of clk
+	int64_t done, first, last;
+	uint32_t bad_status, bad_vendor;
+	struct pf_clock clk;
+};
+
+// pf_lat describes one busy-polling send_lat run (rdma.SendPingPong).
+struct pf_lat {
+	uint64_t saddr, raddr;
+	uint32_t slen, rlen, lkey;
+	int64_t iters;
+	int rx_depth, client, idle_ms;
+	// out: the failed step (0 receive, 1 send) and its completion; the
+	// stamps in ticks of clk
+	int64_t at;
+	int step;
+	uint32_t bad_status, bad_vendor;
+	struct pf_clock clk;
+};
+
+// pf_post_recvs posts n receives of the same memory, 32 per call, each
+// with work request ID wr_id; 0 or ibv_post_recv's error.
+int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
+
+// pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
+// forever); with yield it gives the CPU away between looks. 0 or ETIMEDOUT.
+int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yield);
+
+// pf_stream is a whole bandwidth run: perftest's run_iter_bw. posted and
+// completed hold iters × nqp stamps each (NULL with duration_ns); a
+// completed entry stays 0 unless a completion brought the count of
+// completed messages to exactly its index + 1. r->done is the count of
+// messages completed, on failure too. Returns 0; -1 on a failed
+// completion (r->bad_*), -2 when idle_ms passed without a completion, or
+// -3 - errno when posting failed.
+int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed);
+
+// pf_send_lat is perftest's run_iter_lat_send with busy polling. Returns
+// 0; -1 on a failed completion; -2 on an idle timeout; -3 - errno.
+int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted);
+
+#endif

@@ -1,0 +1,342 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FlagValues is what the command line sets: Options, and the options
+// whose text is turned into Options only once every flag is read.
+type FlagValues struct {
+	Options
+	GID          string // -x: an index, "auto" or "" (cmd reads it)
+	DurationSecs int64  // -D
+	CPUFreq      bool   // -F: accepted, rdmactl has no cpufreq warning
+	Conn         string // -c
+	Output       string // --output
+	Version      bool   // -V
+	MarginSecs   int    // -f
+	QPTimeout    int    // -u
+	// what an option rdmactl refuses was given (its value is not read)
+	refusedBool bool
+	refusedArg  string
+}
+
+// Flag is one option of perftest's command line, as rdmactl takes it.
+// The table (Flags) drives parsing, help, the man page and completion.
+type Flag struct {
+	Long  string
+	Short string // "" when perftest has none
+	Usage string
+	// Value points into v at what the option sets: *bool, *int, *int64,
+	// *string or *time.Duration; its value before parsing is the default.
+	Value func(v *FlagValues) any
+	// Check refuses what perftest refuses for the test or the value.
+	Check func(t Test, v *FlagValues) error
+	// Refused is why rdmactl does not take an option perftest takes:
+	// rdmactl says so in one line rather than run without it.
+	Refused string
+	// TakesArg says whether a refused option takes a value.
+	TakesArg bool
+	// Extra marks rdmactl's own options, which perftest does not have.
+	Extra bool
+}
+
+// Flags are perf's options: perftest's spellings, defaults and refusals.
+// Extra ones are rdmactl's.
+var Flags = []Flag{
+	{Long: "ib-dev", Short: "d", Usage: "RDMA device (default: the first one found)", Value: func(v *FlagValues) any { return &v.Device }},
+	{Long: "ib-port", Short: "i", Usage: "port of the RDMA device", Value: func(v *FlagValues) any { return &v.IBPort }},
+	{Long: "gid-index", Short: "x", Usage: `GID index, or "auto" (default: none on InfiniBand; on Ethernet perftest's choice)`, Value: func(v *FlagValues) any { return &v.GID }},
+	{Long: "size", Short: "s", Usage: "message size in bytes (default 65536 for BW tests, 2 for latency)", Value: func(v *FlagValues) any { return &v.Size }},
+	{Long: "all", Short: "a", Usage: "run all message sizes from 2 to 2^23", Value: func(v *FlagValues) any { return &v.All }},
+	{Long: "iters", Short: "n", Usage: "iterations, 5 to 100000000 (default 5000 for write_bw, 1000 otherwise)", Value: func(v *FlagValues) any { return &v.Iters }},
+	{Long: "duration", Short: "D", Usage: "run for this many seconds instead of -n iterations", Value: func(v *FlagValues) any { return &v.DurationSecs }},
+	{Long: "margin", Short: "f", Usage: "with -D, measure only after and before this many seconds (default: a quarter of -D)", Value: func(v *FlagValues) any { return &v.MarginSecs },
+		Check: func(t Test, v *FlagValues) error {
+			if v.MarginSecs < 0 {
+				return refuse("-f", v.MarginSecs, "Margin must be non-negative int")
+			}
+			return nil
+		}},
+	{Long: "port", Short: "p", Usage: "TCP port of the out-of-band exchange", Value: func(v *FlagValues) any { return &v.TCPPort }},
+	{Long: "qp", Short: "q", Usage: "number of QPs (bandwidth tests: 1 to 16)", Value: func(v *FlagValues) any { return &v.QPs }},
+	{Long: "tx-depth", Short: "t", Usage: "send queue depth, 1 to 15000 (default 128 for BW tests, 1 for latency)", Value: func(v *FlagValues) any { return &v.TxDepth }},
+	{Long: "rx-depth", Short: "r", Usage: "receive queue depth of the send tests, 1 to 16384 (default 512)", Value: func(v *FlagValues) any { return &v.RxDepth }},
+	{Long: "mtu", Short: "m", Usage: "path MTU in bytes: 256 … 4096 (default: the port's active MTU)", Value: func(v *FlagValues) any { return &v.MTU }},
+	{Long: "cq-mod", Short: "Q", Usage: "bandwidth tests: one completion per this many messages, 1 to 1024 (default 100; 1 above 8192 bytes)", Value: func(v *FlagValues) any { return &v.CQModeration },
+		Check: func(t Test, v *FlagValues) error {
+			if v.CQModeration < 1 || v.CQModeration > maxCQMod {
+				return refuse("-Q", v.CQModeration, fmt.Sprintf("CQ moderation should be between 1 and %d", maxCQMod))
+			}
+			return nil
+		}},
+	{Long: "noPeak", Short: "N", Usage: "bandwidth tests: do not compute the peak (BW peak reads 0.00)", Value: func(v *FlagValues) any { return &v.SkipPeak },
+		Check: func(t Test, v *FlagValues) error {
+			if t.Latency() {
+				return refuse("-N", "", "NoPeak only valid for BW tests")
+			}
+			return nil
+		}},
+	{Long: "qp-timeout", Short: "u", Usage: "QP timeout: 4 usec * 2^(timeout), 0 to 255", Value: func(v *FlagValues) any { return &v.QPTimeout },
+		Check: func(t Test, v *FlagValues) error {
+			if v.QPTimeout < 0 || v.QPTimeout > 255 {
+				return refuse("-u", v.QPTimeout, "QP Timeout should be between 0 and 255")
+			}
+			return nil
+		}},
+	{Long: "sl", Short: "S", Usage: "service level: rdmactl uses 0, perftest's default", Value: func(v *FlagValues) any { return &v.SL },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.SL < 0 || v.SL > 255:
+				return refuse("-S", v.SL, "Service Level should be between 0 and 255")
+			case v.SL > maxSL:
+				return refuse("-S", v.SL, fmt.Sprintf("Only %d Service levels", maxSL))
+			case v.SL != 0:
+				return fmt.Errorf("-S %d: rdmactl sets no service level other than 0 yet", v.SL)
+			}
+			return nil
+		}},
+	{Long: "connection", Short: "c", Usage: "connection type: RC (UC and UD are perftest's too, not rdmactl's yet)", Value: func(v *FlagValues) any { return &v.Conn },
+		Check: func(t Test, v *FlagValues) error { return checkConn(t, v.Conn) }},
+	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case t.IsWrite():
+				return refuse("-e", "", "Events feature not available on WRITE verb")
+			case !t.Latency():
+				return fmt.Errorf("-e: rdmactl's %s polls its CQ; events are for the latency tests", t)
+			case v.BusyPoll:
+				return fmt.Errorf("-e with --busy-poll: give one of them")
+			}
+			return nil
+		}},
+	{Long: "output", Usage: "print only this number: bandwidth, message_rate or latency", Value: func(v *FlagValues) any { return &v.Output },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case !slices.Contains([]string{"bandwidth", "message_rate", "latency"}, v.Output):
+				return refuse("--output", v.Output, "Invalid verbosity level output flag. Please use bandwidth, latency, message_rate")
+			case !t.Latency() && v.Output == "latency":
+				return refuse("--output", v.Output, "Output verbosity level for BW can be: bandwidth, message_rate")
+			case t.Latency() && v.Output != "latency":
+				return refuse("--output", v.Output, "Output verbosity level for LAT can be: latency")
+			}
+			return nil
+		}},
+	{Long: "report-histogram", Short: "H", Usage: "latency tests: print every sample after the sort", Value: func(v *FlagValues) any { return &v.Histogram },
+		Check: latencyOnly("-H", " Available only on Latency tests")},
+	{Long: "report-unsorted", Short: "U", Usage: "latency tests: print every sample in the order measured", Value: func(v *FlagValues) any { return &v.Unsorted },
+		Check: latencyOnly("-U", " is Available only on Latency tests")},
+	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
+	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
+	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
+	{Long: "version", Short: "V", Usage: "print the perftest version rdmactl speaks (exit 1, as perftest)", Value: func(v *FlagValues) any { return &v.Version }},
+	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
+	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
+
+	{Long: "bidirectional", Short: "b", Refused: "rdmactl measures one direction only", Check: bwOnly("-b", " Bidirectional is only available in BW test")},
+	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
+	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
+	{Long: "inline_size", Short: "I", TakesArg: true, Refused: "rdmactl posts no inline data yet"},
+	{Long: "post_list", Short: "l", TakesArg: true, Refused: "rdmactl posts one work request per call yet"},
+	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
+	{Long: "tos", Short: "T", TakesArg: true, Refused: "rdmactl sets no type of service yet",
+		Check: func(t Test, v *FlagValues) error {
+			if !v.RDMACM {
+				return refuse("-T", v.refusedArg, "TOS only valid for rdma_cm based QP and RawEth QP")
+			}
+			return nil
+		}},
+	{Long: "tclass", TakesArg: true, Refused: "rdmactl sets no traffic class yet"},
+	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
+	{Long: "report-counters", Short: "W", TakesArg: true, Refused: "rdmactl reports no port counters yet"},
+	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},
+	{Long: "limit_msgrate", Short: "y", TakesArg: true, Refused: "rdmactl has no message rate verifier yet"},
+	{Long: "com_rdma_cm", Short: "z", Refused: "rdmactl exchanges over TCP or connects with rdma_cm (-R), not rdma_cm for the exchange only"},
+	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
+	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
+	{Long: "outs", Short: "o", TakesArg: true, Refused: "rdmactl has no outstanding reads setting yet"},
+	{Long: "atomic_type", Short: "A", TakesArg: true, Refused: "rdmactl has no atomic tests yet"},
+	{Long: "reversed", Refused: "rdmactl's client always sends"},
+	{Long: "run_infinitely", Refused: "rdmactl runs -n iterations or -D seconds"},
+	{Long: "cpu_util", Refused: "rdmactl reports the CPU time per iteration with --json instead"},
+	{Long: "perform_warm_up", Refused: "rdmactl does no warm-up yet"},
+	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
+	{Long: "rate_limit", TakesArg: true, Refused: "rdmactl has no rate limiter yet"},
+	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
+	{Long: "odp", Refused: "rdmactl registers its memory, no on-demand paging"},
+	{Long: "use_hugepages", Refused: "rdmactl allocates its buffer without huge pages"},
+	{Long: "mmap", TakesArg: true, Refused: "rdmactl allocates its buffer, no mmap'd file"},
+	{Long: "aes_xts", Refused: "rdmactl has no encryption"},
+	{Long: "use-srq", Refused: "rdmactl uses no shared receive queue"},
+	{Long: "dont_xchg_versions", Refused: "rdmactl always exchanges versions and MTU"},
+}
+
+// Perftest's bounds of the options above.
+const (
+	maxCQMod = 1024
+	maxSL    = 15
+)
+
+func latencyOnly(flag, text string) func(Test, *FlagValues) error {
+	return func(t Test, _ *FlagValues) error {
+		if !t.Latency() {
+			return refuse(flag, "", strings.TrimSpace(text))
+		}
+		return nil
+	}
+}
+
+func bwOnly(flag, text string) func(Test, *FlagValues) error {
+	return func(t Test, _ *FlagValues) error {
+		if t.Latency() {
+			return refuse(flag, "", strings.TrimSpace(text))
+		}
+		return nil
+	}
+}
+
+// checkConn is perftest's -c, per test.
+func checkConn(t Test, c string) error {
+	switch c {
+	case "RC":
+		return nil
+	case "UD":
+		if !t.IsSend() {
+			return refuse("-c", c, "UD connection only possible in SEND verb")
+		}
+	case "UC":
+		if t.IsRead() {
+			return refuse("-c", c, "UC connection not possible in READ/ATOMIC verbs")
+		}
+	case "XRC", "DC", "SRD":
+		return fmt.Errorf("-c %s: rdmactl runs RC only (and rxe has no %s)", c, c)
+	default:
+		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
+	}
+	return fmt.Errorf("-c %s: rdmactl runs RC only yet", c)
+}
+
+// ValueIn is what the option sets in v; a refused option sets scratch
+// space of its kind.
+func (f Flag) ValueIn(v *FlagValues) any {
+	if f.Value != nil {
+		return f.Value(v)
+	}
+	if f.TakesArg {
+		return &v.refusedArg
+	}
+	return &v.refusedBool
+}
+
+// NewFlagValues are the values before parsing: perftest's defaults.
+func NewFlagValues() *FlagValues {
+	v := &FlagValues{}
+	v.IBPort, v.TCPPort, v.QPs, v.Timeout, v.Conn, v.MarginSecs, v.QPTimeout = 1, DefaultTCPPort, 1, 2*time.Minute, "RC", 0, defQPTimeout
+	return v
+}
+
+// Resolve checks the options given (given says whether the option of
+// that long name was on the command line) and turns them into Options
+// for test t; -x is cmd's to read. Refusals are *Refusal (perftest's
+// line, exit 1), *UsageError (rdmactl's own bounds) or plain errors
+// (rdmactl does not do it).
+func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, error) {
+	o := v.Options
+	o.Test = t
+	for _, f := range Flags {
+		if !given(f.Long) {
+			continue
+		}
+		if f.Check != nil {
+			if err := f.Check(t, v); err != nil {
+				return o, err
+			}
+		}
+		if f.Refused != "" {
+			return o, fmt.Errorf("--%s: %s", f.Long, f.Refused)
+		}
+	}
+	for long, flag := range map[string]string{"size": "-s", "iters": "-n", "tx-depth": "-t", "qp": "-q", "rx-depth": "-r"} {
+		if given(long) && *intOption(long, v) == 0 {
+			return o, RefuseGivenZero(flag)
+		}
+	}
+	if given("duration") {
+		d, err := DurationOf(v.DurationSecs)
+		if err != nil {
+			return o, err
+		}
+		o.Duration = d
+	}
+	if given("margin") {
+		m := time.Duration(v.MarginSecs) * time.Second
+		o.Margin = &m
+	}
+	if given("qp-timeout") {
+		o.QPTimeout = &v.QPTimeout
+	}
+	if o.IBPort < 1 {
+		return o, refuse("-i", o.IBPort, "IB Port can't be less than 1")
+	}
+	if o.IBPort > 255 {
+		return o, &UsageError{fmt.Errorf("invalid -i %d: ports are numbered 1 to 255", o.IBPort)}
+	}
+	if o.TCPPort < 1 || o.TCPPort > 65535 {
+		return o, &UsageError{fmt.Errorf("invalid -p %d: want a TCP port, 1 to 65535", o.TCPPort)}
+	}
+	if o.Timeout <= 0 {
+		return o, &UsageError{fmt.Errorf("invalid --timeout %v: must be positive", o.Timeout)}
+	}
+	if given("output") {
+		o.Output = v.Output
+	}
+	// the checks that need every option
+	if _, err := o.Resolve(); err != nil {
+		if errors.As(err, new(*Refusal)) {
+			return o, err
+		}
+		return o, &UsageError{err}
+	}
+	return o, nil
+}
+
+// intOption is the int an integer option of that long name sets in v.
+func intOption(long string, v *FlagValues) *int {
+	for _, f := range Flags {
+		if f.Long == long {
+			return f.Value(v).(*int)
+		}
+	}
+	panic("no int option --" + long)
+}
+
+// LongOption is the long option name stands for, as getopt_long reads it:
+// an exact name, or a unique prefix of one among perf's options and
+// extra; otherwise getopt's complaint.
+func LongOption(name string, extra []string) (string, error) {
+	names := slices.Clone(extra)
+	for _, f := range Flags {
+		names = append(names, f.Long)
+	}
+	if slices.Contains(names, name) {
+		return name, nil
+	}
+	var matches []string
+	for _, n := range names {
+		if strings.HasPrefix(n, name) {
+			matches = append(matches, n)
+		}
+	}
+	slices.Sort(matches)
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("unrecognized option '--%s'", name)
+	}
+	return "", fmt.Errorf("option '--%s' is ambiguous; possibilities: '--%s'", name, strings.Join(matches, "' '--"))
+}
