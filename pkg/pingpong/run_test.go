@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
@@ -123,6 +124,9 @@ func TestJSONAndStatsValidateTheBuffers(t *testing.T) {
 	if err := json.Unmarshal(cli.out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v: %s", err, cli.out.String())
 	}
+	if err := schema.Validate("pingpong", cli.out.Bytes()); err != nil {
+		t.Errorf("schema: %v\n%s", err, cli.out.String())
+	}
 	if !doc.OK || !doc.Validated || doc.Role != "client" || doc.Latency == nil || doc.Latency.Count != 50 || *doc.GIDIndex != 3 || len(doc.Remote) != 1 {
 		t.Errorf("document %s", cli.out.String())
 	}
@@ -141,6 +145,9 @@ func TestGIDAutoPicksTheConnectionsAddress(t *testing.T) {
 		var doc Document
 		if err := json.Unmarshal(s.out.Bytes(), &doc); err != nil || s.err != nil {
 			t.Fatalf("%v %v: %s %s", err, s.err, s.out.String(), s.errOut.String())
+		}
+		if err := schema.ValidateResult("pingpong", s.out.Bytes(), s.ExitCodeOf()); err != nil {
+			t.Errorf("schema: %v", err)
 		}
 		if doc.GIDIndex == nil || *doc.GIDIndex != 3 || doc.Local[0].GID != "::ffff:127.0.0.1" {
 			t.Errorf("-g auto chose %s", s.out.String())
