@@ -184,3 +184,43 @@ func TestSinglePingpongJSONStats(t *testing.T) {
 		t.Errorf("server --stats: %s", srv.Stdout)
 	}
 }
+
+// crossPingpong runs the server here on host A and the client on host B.
+func crossPingpong(t *testing.T, kind, srvWho, cliWho string, common, serverArgs, clientArgs []string) (srv, cli result) {
+	t.Helper()
+	port := nextPingpongPort()
+	base := append([]string{"-p", fmt.Sprint(port)}, common...)
+	name, args := pingpongCmd(kind, srvWho, append(append([]string{}, base...), serverArgs...)...)
+	s := start(t, 3*time.Minute, name, args...)
+	waitTCPListen(t, port)
+	name, args = pingpongCmd(kind, cliWho, append(append(append([]string{}, base...), clientArgs...), "10.9.1.1")...)
+	cli = remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{name}, args...)))
+	srv = s.wait(t)
+	return srv, cli
+}
+
+// TestTwoHostsPingpongInterop: rc and ud between two kernels, rdmactl on
+// either side of the C tool, compared with the C tools' own pair.
+func TestTwoHostsPingpongInterop(t *testing.T) {
+	requireRole(t, "a")
+	ga := gidOf(t, "10.9.1.1")
+	r := remote(t, 30*time.Second, shellJoin([]string{rdmactl, "gids", "--ip", "10.9.1.2"}))
+	gb := strings.TrimSpace(r.Stdout)
+	if r.Code != 0 || gb == "" {
+		t.Fatalf("gids on B: %+v", r)
+	}
+	for _, kind := range []string{"rc", "ud"} {
+		common := []string{"-d", "rxe0", "-n", "20"}
+		refSrv, refCli := crossPingpong(t, kind, "c", "c", common, []string{"-g", ga}, []string{"-g", gb})
+		if refSrv.Code != 0 || refCli.Code != 0 {
+			t.Fatalf("%s: the C tools fail across hosts: %+v %+v", kind, refSrv, refCli)
+		}
+		refSrv, refCli = maskPingpong(refSrv), maskPingpong(refCli)
+		srv, cli := crossPingpong(t, kind, "c", "rdmactl", common, []string{"-g", ga}, []string{"-g", "auto"})
+		sameResult(t, kind+": rdmactl client on B of the C server on A", refCli, maskPingpong(cli))
+		sameResult(t, kind+": C server on A of rdmactl on B", refSrv, maskPingpong(srv))
+		srv, cli = crossPingpong(t, kind, "rdmactl", "c", common, []string{"-g", "auto"}, []string{"-g", gb})
+		sameResult(t, kind+": rdmactl server on A of the C client on B", refSrv, maskPingpong(srv))
+		sameResult(t, kind+": C client on B of rdmactl on A", refCli, maskPingpong(cli))
+	}
+}
