@@ -34,6 +34,17 @@
 #         and ib_send_lat<->ib_send_lat against rdmactl perf send_lat (adaptive
 #         wait, and --busy-poll): t_typical; ROUNDS alternating rounds, every
 #         round and the best recorded; BENCH_BEFORE runs in the rounds too
+#   pingpong (to add; not in the default parts) for T in rc uc ud srq, each in
+#         a polling and an -e (events) run, G=$(rdmactl gids --ip 10.9.0.1),
+#         port P awaited with `ss -Hltn "sport = :P"`:
+#           ibv_T_pingpong -d rxe0 -g G -p P -n N [-e] &
+#           ibv_T_pingpong -d rxe0 -g G -p P -n N [-e] 10.9.0.1
+#         against
+#           rdmactl pingpong T -d rxe0 -g G -p P -n N [-e] &
+#           rdmactl pingpong T -d rxe0 -g G -p P -n N [-e] 10.9.0.1
+#         (srq also -q 16, its default): the client's "usec/iter" line, and
+#         CPU as user+sys of both sides (/usr/bin/time -f %U+%S, or
+#         rdmactl's --stats line "cpu usec per iteration" for its side)
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
 # BENCH_OUT (default bench/results.json) is where the host side writes.
 # Binaries run from the guest's tmpfs. Servers are awaited with

@@ -20,12 +20,11 @@ func TestJSONWhateverTheFlagOrder(t *testing.T) {
 		{"demo -p abc --json", 2},
 		{"smoke --timeout xyz --json", 2},
 		{"serve --timeout xyz --json", 2},
-		{"perf write_bw -s 99999999999999999999 --json", 2},
+		{"perf write_bw -s 99999999999999999999 --json", 1}, // perftest refuses options with 1
 		{"devinfo --bogus --json", 2},
 		{"devinfo --json --bogus", 2},
 		{"devices --bogus -j", 2},
 		{"ping -c --bogus --json", 22},
-		{"ping -c -s --json", 22},
 		{"rxe add --bogus -j", 2},
 		{"--json", 2},
 		{"rxe --json", 2},

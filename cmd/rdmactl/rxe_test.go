@@ -133,7 +133,7 @@ func TestUnknownSubcommandIsUsageError(t *testing.T) {
 // (--persist `rxe apply` would show as taking a value): only a value's
 // placeholder may be back-quoted, and never in a boolean flag's usage.
 func TestFlagUsageQuotesOnlyValueNames(t *testing.T) {
-	placeholder := regexp.MustCompile(`^[A-Z][A-Z|_]*$`)
+	placeholder := regexp.MustCompile(`^[A-Z][A-Z|_]*(\.[a-z]+)?$`)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
