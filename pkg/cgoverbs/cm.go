@@ -12,6 +12,7 @@ package cgoverbs
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 #include "qpinit.h"
+#include "cmgram.h"
 
 // cm_addr is an IP socket address in a form Go can fill without building
 // sockaddrs itself.
@@ -79,9 +80,17 @@ static int cm_lookup(const char *name, struct cm_addr *out) {
 	return rc;
 }
 
+enum { CM_PRIVATE_DATA_MAX = 256 };
+
+// cm_event_copy is what Go reads of an event: the UD parameter when the
+// id's port space carries datagrams, and the private data.
 struct cm_event_copy {
 	int type, status;
 	struct rdma_cm_id *id, *listen_id;
+	int is_ud, private_len;
+	uint32_t qp_num, qkey;
+	struct cmg_ah ah;
+	uint8_t private_data[CM_PRIVATE_DATA_MAX];
 };
 
 // Every helper below returns 0 or -errno: librdmacm's calls return -1 and
@@ -150,14 +159,27 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 	out->status = ev->status;
 	out->id = ev->id;
 	out->listen_id = ev->listen_id;
+	out->is_ud = ev->id->ps == RDMA_PS_UDP || ev->id->ps == RDMA_PS_IPOIB;
+	const void *pd = out->is_ud ? ev->param.ud.private_data : ev->param.conn.private_data;
+	int len = out->is_ud ? ev->param.ud.private_data_len : ev->param.conn.private_data_len;
+	out->private_len = pd && len > 0 ? (len < CM_PRIVATE_DATA_MAX ? len : CM_PRIVATE_DATA_MAX) : 0;
+	if (out->private_len)
+		memcpy(out->private_data, pd, out->private_len);
+	if (out->is_ud) {
+		out->qp_num = ev->param.ud.qp_num;
+		out->qkey = ev->param.ud.qkey;
+		cmg_ah_from(&ev->param.ud.ah_attr, &out->ah);
+	}
 	rdma_ack_cm_event(ev);
 	return 0;
 }
 
 static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8_t init,
-		      uint8_t retry, uint8_t rnr, uint32_t qpn, int accept) {
+		      uint8_t retry, uint8_t rnr, uint32_t qpn, const void *private_data, uint8_t private_len, int accept) {
 	struct rdma_conn_param p;
 	memset(&p, 0, sizeof p);
+	p.private_data = private_len ? private_data : NULL;
+	p.private_data_len = private_len;
 	p.responder_resources = resp;
 	p.initiator_depth = init;
 	p.retry_count = retry;
@@ -321,6 +343,12 @@ func (ec *EventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
 	if e.listen_id != nil {
 		ev.Listen = ec.lookup(e.listen_id)
 	}
+	if e.private_len > 0 {
+		ev.PrivateData = C.GoBytes(unsafe.Pointer(&e.private_data[0]), e.private_len)
+	}
+	if e.is_ud != 0 && (ev.Type == rdma.CMEventEstablished || ev.Type == rdma.CMEventMulticastJoin) {
+		ev.UD = &rdma.UDParam{AH: ahAttrFrom(&e.ah), QPNum: uint32(e.qp_num), QKey: uint32(e.qkey)}
+	}
 	return ev, nil
 }
 
@@ -433,8 +461,16 @@ func (id *CMID) connect(p *rdma.ConnParam, accept bool) error {
 	if p != nil {
 		q = *p
 	}
+	if len(q.PrivateData) > 255 {
+		return &rdma.Error{Op: "rdma_connect", Errno: syscall.EINVAL}
+	}
+	var pd unsafe.Pointer
+	if len(q.PrivateData) > 0 {
+		pd = C.CBytes(q.PrivateData)
+		defer C.free(pd)
+	}
 	rc := C.cm_connect(id.id, cBool(p != nil), C.uint8_t(q.ResponderResources), C.uint8_t(q.InitiatorDepth),
-		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), cBool(accept))
+		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), pd, C.uint8_t(len(q.PrivateData)), cBool(accept))
 	switch {
 	case rc == 0:
 		return nil
