@@ -56,6 +56,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdVersion(f),
 		newCmdServe(f, nil),
 		newCmdSmoke(f, nil),
+		newCmdCM(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
 	requireSubcommands(cmd)
