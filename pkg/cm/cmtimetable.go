@@ -31,7 +31,9 @@ type span struct{ start, end time.Time }
 
 func (s span) set() bool { return !s.start.IsZero() && !s.end.IsZero() }
 
-func (s span) us() float64 { return float64(s.end.Sub(s.start).Nanoseconds()) / 1000 }
+// us is the span in whole microseconds of the wall clock, as cmtime's
+// gettimeofday stamps give it.
+func (s span) us() float64 { return float64(s.end.UnixMicro() - s.start.UnixMicro()) }
 
 // timings are one cmtime run's: each step's whole span and each
 // connection's own.

@@ -307,4 +307,3 @@ func (m *mckey) receive() int {
 	}
 	return 0
 }
-

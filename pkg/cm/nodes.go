@@ -37,17 +37,17 @@ type nodeTest struct {
 	ud   bool
 	ec   rdma.EventChannel
 
-	nodes                                   []*node
-	byID                                    map[rdma.CMID]*node
+	nodes                                    []*node
+	byID                                     map[rdma.CMID]*node
 	connIndex, connectsLeft, disconnectsLeft int
-	count, size                             int
-	src                                     netip.Addr
-	dst                                     netip.AddrPort
-	fail                                    failure
-	timedOut                                bool
-	started                                 time.Time
-	messages                                int
-	blockSelfMcast                          bool // mckey -l
+	count, size                              int
+	src                                      netip.Addr
+	dst                                      netip.AddrPort
+	fail                                     failure
+	timedOut                                 bool
+	started                                  time.Time
+	messages                                 int
+	blockSelfMcast                           bool // mckey -l
 }
 
 // errTimedOut ends a flow whose --timeout passed; the failure says where.
@@ -116,9 +116,9 @@ func (t *nodeTest) run() error {
 
 // finish prints the JSON document or the hint and gives the exit status.
 func (t *nodeTest) finish(status int, completed bool) error {
-	peer := ""
-	if t.o.Server != "" {
-		peer = t.o.Server
+	peer := t.o.Server
+	if t.name == "mckey" {
+		peer = t.o.Group
 	}
 	hint := ""
 	if status != 0 || t.timedOut {
@@ -616,7 +616,7 @@ func (t *nodeTest) closeNode(n *node) {
 
 func (t *nodeTest) closeNodes() {
 	for _, n := range t.nodes {
-		if n.id == nil {
+		if n == nil || n.id == nil {
 			continue
 		}
 		t.closeNode(n)
