@@ -51,7 +51,11 @@ func (e *endpoint) waitEvent(want rdma.CMEventType, errno syscall.Errno) (rdma.C
 		ev, err := e.ec.GetEvent(e.timeout())
 		if err == rdma.ErrTimeout {
 			e.timed = true
-			e.fail.noteTimeout(e.o.Timeout, "an rdma_cm event")
+			what := "an rdma_cm event"
+			if want == rdma.CMEventConnectRequest {
+				what = whatConnectRequest
+			}
+			e.fail.noteTimeout(e.o.Timeout, what)
 			return ev, err
 		}
 		if err != nil {

@@ -9,6 +9,9 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
+// whatConnectRequest is what a server waits for until its first client.
+const whatConnectRequest = "a connect request"
+
 // failure is the first thing that went wrong in a run, for its hint and
 // the JSON document.
 type failure struct {
@@ -58,10 +61,12 @@ func (f *failure) hint(tool, peer string) string {
 	switch {
 	case f.Timeout != 0 && f.What == "multicast data":
 		return "the group was joined but no datagram arrived within --timeout: is a sender (`mckey -s -m` with the same group) running, and started after this receiver joined?"
+	case f.Timeout != 0 && f.What == whatConnectRequest:
+		return "no client connected within --timeout: run the client side (`" + tool + " -s <an address of this host>`) against this server"
 	case f.Timeout != 0 && peer != "":
 		return "no answer from " + peer + " within --timeout: is `" + tool + "` running there as the server, and is UDP port 4791 open?"
 	case f.Timeout != 0:
-		return "the peer stopped answering within --timeout (is the client still running?)"
+		return "the client stopped answering within --timeout (is it still running?)"
 	case f.Event == rdma.CMEventRejected && f.Status == 8:
 		return "nothing listens on " + peer + " in this port space (start the server side there, or check -p)"
 	case f.Event == rdma.CMEventRejected:

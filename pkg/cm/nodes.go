@@ -183,7 +183,11 @@ func (t *nodeTest) waitEvent() (rdma.CMEvent, error) {
 	ev, err := t.ec.GetEvent(timeout)
 	if err == rdma.ErrTimeout {
 		t.timedOut = true
-		t.fail.noteTimeout(t.o.Timeout, "an rdma_cm event")
+		what := "an rdma_cm event"
+		if t.o.Server == "" && t.connIndex == 0 && t.name != "mckey" {
+			what = whatConnectRequest
+		}
+		t.fail.noteTimeout(t.o.Timeout, what)
 		return ev, errTimedOut
 	}
 	return ev, err
