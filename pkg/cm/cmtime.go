@@ -1,6 +1,7 @@
 package cm
 
 import (
+	"math"
 	"net/netip"
 	"strings"
 	"syscall"
@@ -89,6 +90,11 @@ func (c *cmtime) finish(ret int) error {
 		role := "client"
 		if c.o.Server == "" {
 			role = "server"
+		}
+		for i := range rows {
+			if math.IsNaN(rows[i].UsConn) {
+				rows[i].UsConn = 0
+			}
 		}
 		doc := CmtimeDocument{Tool: "cmtime", OK: ret == 0 && !c.timed && !anyFailed, Role: role,
 			Connections: len(c.ids), Steps: rows, ConnPerSecond: c.tm.perSecond(),

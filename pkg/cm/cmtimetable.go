@@ -52,7 +52,8 @@ type StepRow struct {
 	UsConn  float64 `json:"us_per_conn"`
 }
 
-// rows computes the table; float32 as cmtime keeps its figures.
+// rows computes the table; float32 as cmtime keeps its figures. Without
+// connections us_per_conn is NaN, as cmtime's division gives it.
 func (t *timings) rows() []StepRow {
 	n := len(t.conns)
 	var out []StepRow
@@ -86,7 +87,12 @@ func (t *timings) rows() []StepRow {
 func writeTable(w io.Writer, rows []StepRow) {
 	fmt.Fprintf(w, "step              total ms     max ms     min us  us / conn\n")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-13s: %11.2f%11.2f%11.2f%11.2f\n", r.Step, r.TotalMs, r.MaxMs, r.MinUs, r.UsConn)
+		// -c 0 divides by zero: glibc prints the NaN as "-nan".
+		per := fmt.Sprintf("%11.2f", r.UsConn)
+		if math.IsNaN(r.UsConn) {
+			per = fmt.Sprintf("%11s", "-nan")
+		}
+		fmt.Fprintf(w, "%-13s: %11.2f%11.2f%11.2f%s\n", r.Step, r.TotalMs, r.MaxMs, r.MinUs, per)
 	}
 }
 

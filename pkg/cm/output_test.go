@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -59,5 +60,26 @@ func TestHintsSayWhatWasObserved(t *testing.T) {
 	}
 	if got := (&failure{Timeout: 3e9, What: "an rdma_cm event"}).hint("ucmatose", "10.9.0.1"); !strings.Contains(got, "no answer from 10.9.0.1") {
 		t.Errorf("client timeout hint %q", got)
+	}
+}
+
+func TestDocumentsMatchTheirSchemas(t *testing.T) {
+	var b strings.Builder
+	doc := runDocument{Tool: "udaddy", Role: "client", Connections: 1, Output: []string{"udaddy: starting client"},
+		Error: &cli.ErrorBody{Message: "timed out", Hint: "h", Code: 1}}
+	if err := cli.WriteJSON(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("cm", []byte(b.String())); err != nil {
+		t.Errorf("cm: %v\n%s", err, b.String())
+	}
+	b.Reset()
+	tm := timings{conns: make([][stepCount]span, 1)}
+	ct := CmtimeDocument{Tool: "cmtime", OK: true, Role: "client", Connections: 1, Steps: tm.rows(), Connect: tm.connectPercentiles(), Output: []string{}}
+	if err := cli.WriteJSON(&b, ct); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("cmtime", []byte(b.String())); err != nil {
+		t.Errorf("cmtime: %v\n%s", err, b.String())
 	}
 }
