@@ -175,11 +175,9 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 }
 
 static int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8_t init,
-		      uint8_t retry, uint8_t rnr, uint32_t qpn, const void *private_data, uint8_t private_len, int accept) {
+		      uint8_t retry, uint8_t rnr, uint32_t qpn, int accept) {
 	struct rdma_conn_param p;
 	memset(&p, 0, sizeof p);
-	p.private_data = private_len ? private_data : NULL;
-	p.private_data_len = private_len;
 	p.responder_resources = resp;
 	p.initiator_depth = init;
 	p.retry_count = retry;
@@ -461,16 +459,8 @@ func (id *CMID) connect(p *rdma.ConnParam, accept bool) error {
 	if p != nil {
 		q = *p
 	}
-	if len(q.PrivateData) > 255 {
-		return &rdma.Error{Op: "rdma_connect", Errno: syscall.EINVAL}
-	}
-	var pd unsafe.Pointer
-	if len(q.PrivateData) > 0 {
-		pd = C.CBytes(q.PrivateData)
-		defer C.free(pd)
-	}
 	rc := C.cm_connect(id.id, cBool(p != nil), C.uint8_t(q.ResponderResources), C.uint8_t(q.InitiatorDepth),
-		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), pd, C.uint8_t(len(q.PrivateData)), cBool(accept))
+		C.uint8_t(q.RetryCount), C.uint8_t(q.RNRRetryCount), C.uint32_t(q.QPNum), cBool(accept))
 	switch {
 	case rc == 0:
 		return nil

@@ -83,13 +83,11 @@ type CMID interface {
 	Close() error
 }
 
-// ConnParam is struct rdma_conn_param. QPNum is needed only for a QP the
-// CM did not create; PrivateData (at most 56 bytes on RC, 180 on UD)
-// travels in the connect request or reply.
+// ConnParam is the part of struct rdma_conn_param the tools use. QPNum
+// is needed only for a QP the CM did not create, and for a UD accept.
 type ConnParam struct {
 	ResponderResources, InitiatorDepth, RetryCount, RNRRetryCount uint8
 	QPNum                                                         uint32
-	PrivateData                                                   []byte
 }
 
 // CMEvent is one acknowledged CM event. For a connect request ID is the
