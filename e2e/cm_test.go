@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 // cmTool is how a test names one of the rdma_cm test tools: the C tool, or
@@ -196,6 +198,9 @@ func TestSingleCMCmtime(t *testing.T) {
 	sameCMResult(t, "cmtime against rdmactl cm cmtime's server", real, againstOurs)
 	on, oa = ourTool("cmtime").argv(append(args, "--json")...)
 	js := run(t, time.Minute, on, oa...)
+	if err := schema.ValidateResult("cmtime", []byte(js.Stdout), js.Code); err != nil {
+		t.Errorf("rdmactl cm cmtime --json: %v", err)
+	}
 	if js.Code != 0 || !strings.Contains(js.Stdout, `"step":"connect"`) || !strings.Contains(js.Stdout, `"connections_per_second":`) || !strings.Contains(js.Stdout, `"p99_us":`) {
 		t.Errorf("rdmactl cm cmtime --json: %+v", js)
 	}
@@ -278,6 +283,10 @@ func TestSingleCMTimeout(t *testing.T) {
 				t.Errorf("took %v, bound 3s (+ mckey's 3s settle)", took)
 			}
 		})
+	}
+	js := run(t, time.Minute, rdmactl, "cm", "udaddy", "--timeout", "2s", "--json")
+	if err := schema.ValidateResult("cm", []byte(js.Stdout), js.Code); err != nil || js.Code != 1 || !strings.Contains(js.Stdout, `"hint":"no client connected`) {
+		t.Errorf("udaddy --timeout --json: %v: %+v", err, js)
 	}
 }
 

@@ -51,6 +51,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdPing(f, nil),
 		newCmdDemo(f, nil),
 		newCmdPerf(f, nil),
+		newCmdPingpong(f, nil),
 		newCmdRxe(f),
 		newCmdDoctor(f, nil),
 		newCmdVersion(f),

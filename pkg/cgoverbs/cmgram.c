@@ -110,51 +110,6 @@ int cmg_active_mtu(struct rdma_cm_id *id, int *mtu)
 	*mtu = 1 << (pa.active_mtu + 7);
 	return 0;
 }
-
-int cmg_create_ah(struct ibv_pd *pd, const struct cmg_ah *a, struct ibv_ah **out)
-{
-	struct ibv_ah_attr attr;
-
-	memset(&attr, 0, sizeof attr);
-	memcpy(attr.grh.dgid.raw, a->dgid, 16);
-	attr.grh.flow_label = a->flow_label;
-	attr.grh.sgid_index = a->sgid_index;
-	attr.grh.hop_limit = a->hop_limit;
-	attr.grh.traffic_class = a->traffic_class;
-	attr.dlid = a->dlid;
-	attr.sl = a->sl;
-	attr.src_path_bits = a->src_path_bits;
-	attr.static_rate = a->static_rate;
-	attr.is_global = a->is_global;
-	attr.port_num = a->port;
-	*out = ibv_create_ah(pd, &attr);
-	return *out ? 0 : -(errno ? errno : EINVAL);
-}
-
-int cmg_destroy_ah(struct ibv_ah *ah)
-{
-	return cv_neg(ibv_destroy_ah(ah));
-}
-
-int cmg_post_send_ud(struct ibv_qp *qp, uint64_t wr_id, int opcode, int signaled, uint64_t addr, uint32_t len,
-		     uint32_t lkey, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, uint32_t imm)
-{
-	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
-	struct ibv_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof wr);
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = len ? 1 : 0;
-	wr.opcode = opcode;
-	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	wr.imm_data = htobe32(imm);
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = qpn;
-	wr.wr.ud.remote_qkey = qkey;
-	return cv_neg(ibv_post_send(qp, &wr, &bad));
-}
-
 int cmg_qkey(struct ibv_qp *qp, uint32_t *out)
 {
 	struct ibv_qp_attr a;

@@ -18,8 +18,7 @@ import (
 var (
 	_ rdma.PortSpaceChannel = (*EventChannel)(nil)
 	_ rdma.DatagramID       = (*CMID)(nil)
-	_ rdma.AHMaker          = cmPD{}
-	_ rdma.DatagramQP       = cmQP{}
+	_ rdma.QKeyQP           = cmQP{}
 	_ rdma.ReplyPoller      = cmCQ{}
 )
 
@@ -140,55 +139,6 @@ func ahAttrFrom(a *C.struct_cmg_ah) rdma.AHAttr {
 	return out
 }
 
-// cmAH is an address handle (struct ibv_ah).
-type cmAH struct{ ah *C.struct_ibv_ah }
-
-func (a *cmAH) Close() error {
-	if a == nil || a.ah == nil {
-		return nil
-	}
-	rc := C.cmg_destroy_ah(a.ah)
-	a.ah = nil
-	if rc != 0 {
-		return cmError("ibv_destroy_ah", rc)
-	}
-	return nil
-}
-
-// CreateAH makes an address handle for attr.
-func (p cmPD) CreateAH(attr rdma.AHAttr) (rdma.AH, error) {
-	var a C.struct_cmg_ah
-	a.dlid, a.sl, a.port = C.uint16_t(attr.DLID), C.uint8_t(attr.SL), C.uint8_t(attr.Port)
-	if g := attr.GRH; g != nil {
-		a.is_global = 1
-		a.sgid_index, a.hop_limit = C.uint8_t(g.SGIDIndex), C.uint8_t(g.HopLimit)
-		for i := range g.DGID {
-			a.dgid[i] = C.uint8_t(g.DGID[i])
-		}
-	}
-	var ah *C.struct_ibv_ah
-	if rc := C.cmg_create_ah(p.pd, &a, &ah); rc != 0 {
-		return nil, cmError("ibv_create_ah", rc)
-	}
-	return &cmAH{ah}, nil
-}
-
-// PostSendUD posts a SEND or SEND_WITH_IMM to dest, whose AH must be this
-// package's.
-func (qp cmQP) PostSendUD(wr rdma.SendWR, dest rdma.UDDest) error {
-	ah, ok := dest.AH.(*cmAH)
-	if !ok || ah.ah == nil {
-		return &rdma.Error{Op: "ibv_post_send", Errno: syscall.EINVAL}
-	}
-	rc := C.cmg_post_send_ud(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), cBool(wr.Signaled),
-		C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
-		ah.ah, C.uint32_t(dest.QPN), C.uint32_t(dest.QKey), C.uint32_t(wr.Imm))
-	if rc != 0 {
-		return cmError("ibv_post_send", rc)
-	}
-	return nil
-}
-
 // QKey is the QP's Q_Key (ibv_query_qp).
 func (qp cmQP) QKey() (uint32, error) {
 	var k C.uint32_t
@@ -232,7 +182,7 @@ func (cq cmCQ) PollReply(wc []rdma.WC, want bool, pd rdma.PD, grh rdma.MR, port 
 	}
 	var out rdma.AH
 	if ah != nil {
-		out = &cmAH{ah}
+		out = &AH{ah: ah}
 	}
 	return int(n), out, nil
 }

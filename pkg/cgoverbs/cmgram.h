@@ -1,5 +1,5 @@
-// The rdma_cm calls of UD connections and multicast groups, and the UD data
-// path of the rdma_cm test tools. Each returns 0 or -errno (cmg_poll_reply:
+// The rdma_cm calls of UD connections and multicast groups, and the reply
+// address of a datagram. Each returns 0 or -errno (cmg_poll_reply:
 // the number of completions; a failed AH is *ah_err).
 #ifndef RDMACTL_CMGRAM_H
 #define RDMACTL_CMGRAM_H
@@ -31,10 +31,6 @@ int cmg_leave(struct rdma_cm_id *id, int family, const uint8_t *ip, uint32_t sco
 int cmg_reject(struct rdma_cm_id *id);
 int cmg_set_u8_option(struct rdma_cm_id *id, int name, uint8_t v);
 int cmg_active_mtu(struct rdma_cm_id *id, int *mtu);
-int cmg_create_ah(struct ibv_pd *pd, const struct cmg_ah *a, struct ibv_ah **out);
-int cmg_destroy_ah(struct ibv_ah *ah);
-int cmg_post_send_ud(struct ibv_qp *qp, uint64_t wr_id, int opcode, int signaled, uint64_t addr, uint32_t len,
-		     uint32_t lkey, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, uint32_t imm);
 int cmg_qkey(struct ibv_qp *qp, uint32_t *out);
 int cmg_poll_reply(struct ibv_cq *cq, struct cmg_wc *out, int max, int want, struct ibv_pd *pd, void *grh,
 		   uint8_t port, struct ibv_ah **ah, int *ah_err);

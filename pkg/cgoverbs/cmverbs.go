@@ -8,9 +8,10 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// The data-path verbs of a CM connection as pkg/rdma's interfaces: thin
-// views of the types in verbs.go whose errors become rdma.Error with the
-// C call's name and errno.
+// The data-path verbs as pkg/rdma's interfaces, for CM connections and
+// for programs that make their own QPs: thin views of the types in
+// verbs.go whose errors become rdma.Error with the C call's name and
+// errno.
 
 type (
 	cmContext     struct{ *Context }
@@ -30,7 +31,14 @@ var (
 	_ rdma.MR      = cmMR{}
 	_ rdma.CQ      = cmCQ{}
 	_ rdma.QP      = cmQP{}
+	_ rdma.AH      = (*AH)(nil)
+	_ rdma.SRQ     = (*SRQ)(nil)
+
+	_ rdma.VerbsDevice = (*Context)(nil)
 )
+
+// VerbsContext is the open device as rdma's resource factory.
+func (c *Context) VerbsContext() rdma.Context { return cmContext{c} }
 
 // asRDMAError gives err, which verbs.go wraps around an errno, the
 // convention of this boundary; an error without errno stays as it is.
@@ -119,6 +127,40 @@ func (p cmPD) CreateRCQP(send, recv rdma.CQ, cap rdma.QPCap) (rdma.QP, error) {
 	return cmQP{qp}, nil
 }
 
+func (p cmPD) CreateQP(a rdma.QPInitAttr) (rdma.QP, error) {
+	_, s, r, err := ownVerbs("ibv_create_qp", p, a.SendCQ, a.RecvCQ)
+	if err != nil {
+		return nil, err
+	}
+	var srq *SRQ
+	if a.SRQ != nil {
+		if srq, _ = a.SRQ.(*SRQ); srq == nil {
+			return nil, &rdma.Error{Op: "ibv_create_qp", Errno: syscall.EINVAL}
+		}
+	}
+	qp, err := p.PD.CreateQP(a.Type, s, r, srq, QPCap(a.Cap))
+	if err != nil {
+		return nil, err
+	}
+	return cmQP{qp}, nil
+}
+
+func (p cmPD) CreateAH(a rdma.AHAttr) (rdma.AH, error) {
+	ah, err := p.PD.CreateAH(a)
+	if err != nil {
+		return nil, err
+	}
+	return ah, nil
+}
+
+func (p cmPD) CreateSRQ(a rdma.SRQAttr) (rdma.SRQ, error) {
+	srq, err := p.PD.CreateSRQ(a)
+	if err != nil {
+		return nil, err
+	}
+	return srq, nil
+}
+
 func (p cmPD) Close() error { return asRDMAError("ibv_dealloc_pd", p.PD.Close()) }
 
 func (m cmMR) Bytes() []byte { return m.buf.Bytes() }
@@ -151,12 +193,12 @@ func (cq cmCQ) SetSpin(polls int) { cq.CQ.SetSpin(polls) }
 func (cq cmCQ) Close() error { return asRDMAError("ibv_destroy_cq", cq.CQ.Close()) }
 
 func (qp cmQP) PostSend(wr rdma.SendWR) error {
-	err := qp.QP.PostSend(SendWR{
-		ID: wr.ID, Op: Opcode(wr.Op), Local: SGE(wr.Local),
-		RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, Imm: wr.Imm, Signaled: wr.Signaled,
-	})
-	return asRDMAError("ibv_post_send", err)
+	return asRDMAError("ibv_post_send", qp.QP.PostSend(wr))
 }
+
+func (qp cmQP) ToInit(a rdma.InitAttr) error { return qp.QP.Init(a) }
+func (qp cmQP) ToRTR(a rdma.RTRAttr) error   { return qp.QP.ReadyToReceive(a) }
+func (qp cmQP) ToRTS(a rdma.RTSAttr) error   { return qp.QP.ReadyToSend(a) }
 
 func (qp cmQP) PostRecv(id uint64, sge rdma.SGE) error {
 	return asRDMAError("ibv_post_recv", qp.QP.PostRecv(id, SGE(sge)))

@@ -14,7 +14,7 @@ package cgoverbs
 // anonymous union cgo cannot name), with the immediate in host order.
 struct cv_wc {
 	uint64_t wr_id;
-	uint32_t status, opcode, vendor_err, byte_len, imm, flags;
+	uint32_t status, opcode, vendor_err, byte_len, imm, flags, qp_num;
 };
 
 enum { CV_WC_BATCH = 16 };
@@ -45,6 +45,7 @@ static int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 		w->byte_len = r->byte_len;
 		w->imm = (r->wc_flags & IBV_WC_WITH_IMM) ? be32toh(r->imm_data) : 0;
 		w->flags = r->wc_flags;
+		w->qp_num = r->qp_num;
 	}
 	return n;
 }
@@ -256,6 +257,7 @@ func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 			ByteLen:   uint32(w.byte_len),
 			Imm:       uint32(w.imm),
 			HasImm:    w.flags&C.IBV_WC_WITH_IMM != 0,
+			QPNum:     uint32(w.qp_num),
 		}
 	}
 }

@@ -1,49 +1,14 @@
 package cgoverbs
 
 /*
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <endian.h>
 #include <infiniband/verbs.h>
 #include "cverrno.h"
+#include "qp.h"
 
 static struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access) {
 	return ibv_reg_mr(pd, addr, len, access);
-}
-
-static int cv_post_send(struct ibv_qp *qp, uint64_t id, int opcode, unsigned flags,
-			uint64_t addr, uint32_t len, uint32_t lkey,
-			uint64_t raddr, uint32_t rkey, uint32_t imm) {
-	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
-	struct ibv_send_wr wr, *bad;
-	memset(&wr, 0, sizeof wr);
-	wr.wr_id = id;
-	wr.opcode = opcode;
-	wr.send_flags = flags;
-	if (len || addr) {
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-	}
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	wr.imm_data = htobe32(imm);
-	return cv_neg(ibv_post_send(qp, &wr, &bad));
-}
-
-static int cv_post_recv(struct ibv_qp *qp, uint64_t id, uint64_t addr, uint32_t len, uint32_t lkey) {
-	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
-	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *bad;
-	return cv_neg(ibv_post_recv(qp, &wr, &bad));
-}
-
-static int cv_qp_to_error(struct ibv_qp *qp) {
-	struct ibv_qp_attr a;
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_ERR;
-	return cv_neg(ibv_modify_qp(qp, &a, IBV_QP_STATE));
 }
 */
 import "C"
@@ -166,25 +131,41 @@ type QPCap struct {
 	SigAll                                                      bool
 }
 
-// QP is a reliable-connected queue pair.
+// QP is a queue pair of any type.
 type QP struct {
 	qp *C.struct_ibv_qp
 	// cm is set when rdma_cm created the QP, which must then destroy it.
 	cm *CMID
+	// srq is set when the QP's receives come from a shared queue.
+	srq *SRQ
 }
 
 // CreateRCQP creates an RC QP in RESET state.
 func (pd *PD) CreateRCQP(send, recv *CQ, cap QPCap) (*QP, error) {
-	attr := cap.initAttr(send, recv)
-	qp, err := C.ibv_create_qp(pd.pd, &attr)
-	if qp == nil {
-		return nil, errnoErr("ibv_create_qp", err, syscall.EINVAL)
+	return pd.CreateQP(rdma.QPTypeRC, send, recv, nil, cap)
+}
+
+// CreateQP creates a QP of type t in RESET state; srq may be nil.
+func (pd *PD) CreateQP(t rdma.QPType, send, recv *CQ, srq *SRQ, cap QPCap) (*QP, error) {
+	c := C.struct_ibv_qp_cap{
+		max_send_wr: C.uint32_t(cap.MaxSendWR), max_recv_wr: C.uint32_t(cap.MaxRecvWR),
+		max_send_sge: C.uint32_t(cap.MaxSendSGE), max_recv_sge: C.uint32_t(cap.MaxRecvSGE),
+		max_inline_data: C.uint32_t(cap.MaxInlineData),
 	}
-	return &QP{qp: qp}, nil
+	var csrq *C.struct_ibv_srq
+	if srq != nil {
+		csrq = srq.srq
+	}
+	var qp *C.struct_ibv_qp
+	rc := C.cv_create_qp(pd.pd, C.int(t), send.cq, recv.cq, csrq, &c, cBool(cap.SigAll), &qp)
+	if rc != 0 {
+		return nil, callErr("ibv_create_qp", rc)
+	}
+	return &QP{qp: qp, srq: srq}, nil
 }
 
 // initAttr is the creation record of an RC QP with these capabilities,
-// shared by CreateRCQP and the CM's CreateQP.
+// used by the CM's CreateQP.
 func (cap QPCap) initAttr(send, recv *CQ) C.struct_ibv_qp_init_attr {
 	var a C.struct_ibv_qp_init_attr
 	a.send_cq, a.recv_cq = send.cq, recv.cq
@@ -221,15 +202,11 @@ func (qp *QP) Close() error {
 	return callErr("ibv_destroy_qp", rc)
 }
 
-// SGE is one scatter/gather entry.
-type SGE struct {
-	Addr uint64
-	Len  uint32
-	LKey uint32
-}
+// SGE is one scatter/gather entry; its layout is struct ibv_sge's.
+type SGE = rdma.SGE
 
 // Opcode is a send work request opcode (enum ibv_wr_opcode).
-type Opcode uint32
+type Opcode = rdma.WROpcode
 
 const (
 	OpRDMAWrite        Opcode = C.IBV_WR_RDMA_WRITE
@@ -237,37 +214,191 @@ const (
 	OpSend             Opcode = C.IBV_WR_SEND
 	OpSendWithImm      Opcode = C.IBV_WR_SEND_WITH_IMM
 	OpRDMARead         Opcode = C.IBV_WR_RDMA_READ
+	OpAtomicCmpAndSwp  Opcode = C.IBV_WR_ATOMIC_CMP_AND_SWP
+	OpAtomicFetchAdd   Opcode = C.IBV_WR_ATOMIC_FETCH_AND_ADD
 )
 
-// SendWR is one send work request with a single SGE (none when Local is
-// zero). RemoteAddr/RKey are for RDMA reads and writes; Imm (host order)
-// for the *WithImm opcodes.
-type SendWR struct {
-	ID         uint64
-	Op         Opcode
-	Local      SGE
-	RemoteAddr uint64
-	RKey       uint32
-	Imm        uint32
-	Signaled   bool
-}
+// SendWR is one send work request.
+type SendWR = rdma.SendWR
 
-// PostSend posts wr to the send queue: one cgo call, no allocation.
+// The enums and layouts pkg/rdma restates must be libibverbs'.
+var (
+	_ = [1]int{}[int(rdma.WRAtomicCmpAndSwp)-int(C.IBV_WR_ATOMIC_CMP_AND_SWP)]
+	_ = [1]int{}[int(rdma.WRAtomicFetchAndAdd)-int(C.IBV_WR_ATOMIC_FETCH_AND_ADD)]
+	_ = [1]int{}[int(rdma.WRSendWithImm)-int(C.IBV_WR_SEND_WITH_IMM)]
+	_ = [1]int{}[int(rdma.WRRDMAWriteWithImm)-int(C.IBV_WR_RDMA_WRITE_WITH_IMM)]
+	_ = [1]int{}[int(rdma.QPTypeUD)-int(C.IBV_QPT_UD)]
+	_ = [1]int{}[int(rdma.QPTypeUC)-int(C.IBV_QPT_UC)]
+	_ = [1]int{}[int(rdma.QPTypeRC)-int(C.IBV_QPT_RC)]
+	_ = [1]int{}[int(rdma.AccessRemoteAtomic)-int(C.IBV_ACCESS_REMOTE_ATOMIC)]
+	_ = [1]int{}[int(rdma.WCCompSwap)-int(C.IBV_WC_COMP_SWAP)]
+	_ = [1]int{}[int(rdma.WCFetchAdd)-int(C.IBV_WC_FETCH_ADD)]
+	_ = [1]int{}[int(rdma.WCRecvRDMAWithImm)-int(C.IBV_WC_RECV_RDMA_WITH_IMM)]
+	_ = [1]int{}[int(rdma.QPStateErr)-int(C.IBV_QPS_ERR)]
+	_ = [1]int{}[unsafe.Sizeof(rdma.SGE{})-unsafe.Sizeof(C.struct_ibv_sge{})]
+	_ = [1]int{}[unsafe.Offsetof(rdma.SGE{}.LKey)-unsafe.Offsetof(C.struct_ibv_sge{}.lkey)]
+)
+
+// PostSend posts wr to the send queue. A request with one entry, not for
+// a UD peer and not an atomic, is one cgo call with no allocation.
 func (qp *QP) PostSend(wr SendWR) error {
 	var flags C.unsigned
 	if wr.Signaled {
 		flags |= C.IBV_SEND_SIGNALED
 	}
-	rc := C.cv_post_send(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), flags,
-		C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
-		C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm))
-	return callErr("ibv_post_send", rc)
+	if wr.Inline {
+		flags |= C.IBV_SEND_INLINE
+	}
+	atomic := wr.Op == OpAtomicCmpAndSwp || wr.Op == OpAtomicFetchAdd
+	if len(wr.SGL) == 0 && wr.UD == nil && !atomic {
+		rc := C.cv_post_send1(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), flags,
+			C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
+			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm))
+		return callErr("ibv_post_send", rc)
+	}
+	s := C.struct_cv_send{
+		id: C.uint64_t(wr.ID), opcode: C.int(wr.Op), flags: flags,
+		addr: C.uint64_t(wr.Local.Addr), len: C.uint32_t(wr.Local.Len), lkey: C.uint32_t(wr.Local.LKey),
+		raddr: C.uint64_t(wr.RemoteAddr), rkey: C.uint32_t(wr.RKey), imm: C.uint32_t(wr.Imm),
+		compare_add: C.uint64_t(wr.CompareAdd), swap: C.uint64_t(wr.Swap),
+	}
+	if wr.UD != nil {
+		ah, ok := wr.UD.AH.(*AH)
+		if !ok || ah.ah == nil {
+			return rdma.Errorf("ibv_post_send", syscall.EINVAL)
+		}
+		s.ah, s.rqpn, s.rqkey = ah.ah, C.uint32_t(wr.UD.QPN), C.uint32_t(wr.UD.QKey)
+	}
+	if len(wr.SGL) > 0 {
+		s.sgl, s.nsge = cSGL(wr.SGL), C.int(len(wr.SGL))
+	}
+	return callErr("ibv_post_send", C.cv_post_send(qp.qp, &s))
+}
+
+// cSGL is sges as the struct ibv_sge array they are laid out as.
+func cSGL(sges []SGE) *C.struct_ibv_sge {
+	return (*C.struct_ibv_sge)(unsafe.Pointer(&sges[0]))
 }
 
 // PostRecv posts one receive buffer.
 func (qp *QP) PostRecv(id uint64, sge SGE) error {
-	rc := C.cv_post_recv(qp.qp, C.uint64_t(id), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey))
+	rc := C.cv_post_recv1(qp.qp, C.uint64_t(id), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey))
 	return callErr("ibv_post_recv", rc)
+}
+
+// PostRecvSGL posts one receive scattered over sges.
+func (qp *QP) PostRecvSGL(id uint64, sges []SGE) error {
+	if len(sges) == 0 {
+		return rdma.Errorf("ibv_post_recv", syscall.EINVAL)
+	}
+	return callErr("ibv_post_recv", C.cv_post_recv(qp.qp, nil, C.uint64_t(id), cSGL(sges), C.int(len(sges))))
+}
+
+// Init moves a RESET QP to INIT with the values its type takes.
+func (qp *QP) Init(a rdma.InitAttr) error {
+	rc := C.cv_qp_init(qp.qp, C.uint8_t(a.Port), C.uint16_t(a.PKeyIndex), C.unsigned(a.Access), C.uint32_t(a.QKey))
+	return callErr("ibv_modify_qp(INIT)", rc)
+}
+
+// ReadyToReceive moves an INIT QP to RTR with the values its type takes.
+func (qp *QP) ReadyToReceive(a rdma.RTRAttr) error {
+	r := C.struct_cv_rtr{
+		path_mtu: C.int(a.PathMTU), dest_qpn: C.uint32_t(a.DestQPN), rq_psn: C.uint32_t(a.RQPSN),
+		max_dest_rd_atomic: C.uint8_t(a.MaxDestRdAtomic), min_rnr_timer: C.uint8_t(a.MinRNRTimer),
+		ah: cAH(rdma.AHAttr{DLID: a.DLID, SL: a.SL, Port: a.Port, GRH: a.GRH}),
+	}
+	return callErr("ibv_modify_qp(RTR)", C.cv_qp_rtr(qp.qp, &r))
+}
+
+// ReadyToSend moves an RTR QP to RTS with the values its type takes.
+func (qp *QP) ReadyToSend(a rdma.RTSAttr) error {
+	r := C.struct_cv_rts{
+		sq_psn: C.uint32_t(a.SQPSN), timeout: C.uint8_t(a.Timeout), retry_cnt: C.uint8_t(a.RetryCnt),
+		rnr_retry: C.uint8_t(a.RNRRetry), max_rd_atomic: C.uint8_t(a.MaxRdAtomic),
+	}
+	return callErr("ibv_modify_qp(RTS)", C.cv_qp_rts(qp.qp, &r))
+}
+
+// Query is the QP's state and capabilities (ibv_query_qp).
+func (qp *QP) Query() (rdma.QPInfo, error) {
+	var state C.int
+	var c C.struct_ibv_qp_cap
+	if err := callErr("ibv_query_qp", C.cv_query_qp(qp.qp, &state, &c)); err != nil {
+		return rdma.QPInfo{}, err
+	}
+	return rdma.QPInfo{State: rdma.QPState(state), Cap: rdma.QPCap{
+		MaxSendWR: uint32(c.max_send_wr), MaxRecvWR: uint32(c.max_recv_wr),
+		MaxSendSGE: uint32(c.max_send_sge), MaxRecvSGE: uint32(c.max_recv_sge),
+		MaxInlineData: uint32(c.max_inline_data),
+	}}, nil
+}
+
+func cAH(a rdma.AHAttr) C.struct_cv_ah {
+	o := C.struct_cv_ah{dlid: C.uint16_t(a.DLID), sl: C.uint8_t(a.SL), port: C.uint8_t(a.Port)}
+	if a.GRH != nil {
+		o.is_global, o.sgid_index, o.hop_limit = 1, C.uint8_t(a.GRH.SGIDIndex), C.uint8_t(a.GRH.HopLimit)
+		for i, b := range a.GRH.DGID {
+			o.dgid[i] = C.uint8_t(b)
+		}
+	}
+	return o
+}
+
+// AH is an address handle (rdma.AH).
+type AH struct {
+	ah *C.struct_ibv_ah
+}
+
+// CreateAH makes an address handle for UD sends.
+func (pd *PD) CreateAH(a rdma.AHAttr) (*AH, error) {
+	attr := cAH(a)
+	var ah *C.struct_ibv_ah
+	if err := callErr("ibv_create_ah", C.cv_create_ah(pd.pd, &attr, &ah)); err != nil {
+		return nil, err
+	}
+	return &AH{ah: ah}, nil
+}
+
+// Close destroys the address handle.
+func (ah *AH) Close() error {
+	if ah == nil || ah.ah == nil {
+		return nil
+	}
+	rc := C.cv_neg(C.ibv_destroy_ah(ah.ah))
+	ah.ah = nil
+	return callErr("ibv_destroy_ah", rc)
+}
+
+// SRQ is a shared receive queue (rdma.SRQ).
+type SRQ struct {
+	srq *C.struct_ibv_srq
+}
+
+// CreateSRQ makes a shared receive queue.
+func (pd *PD) CreateSRQ(a rdma.SRQAttr) (*SRQ, error) {
+	var srq *C.struct_ibv_srq
+	if err := callErr("ibv_create_srq", C.cv_create_srq(pd.pd, C.uint32_t(a.MaxWR), C.uint32_t(a.MaxSGE), &srq)); err != nil {
+		return nil, err
+	}
+	return &SRQ{srq: srq}, nil
+}
+
+// PostRecv posts one receive scattered over sges.
+func (s *SRQ) PostRecv(id uint64, sges ...SGE) error {
+	if len(sges) == 0 {
+		return rdma.Errorf("ibv_post_srq_recv", syscall.EINVAL)
+	}
+	return callErr("ibv_post_srq_recv", C.cv_post_recv(nil, s.srq, C.uint64_t(id), cSGL(sges), C.int(len(sges))))
+}
+
+// Close destroys the SRQ; destroy the QPs using it first.
+func (s *SRQ) Close() error {
+	if s == nil || s.srq == nil {
+		return nil
+	}
+	rc := C.cv_neg(C.ibv_destroy_srq(s.srq))
+	s.srq = nil
+	return callErr("ibv_destroy_srq", rc)
 }
 
 func cBool(b bool) C.int {

@@ -10,9 +10,6 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// grhLen is the space a UD receive leaves for the Global Route Header.
-const grhLen = 40
-
 // node is one connection of ucmatose or udaddy.
 type node struct {
 	id        rdma.CMID
@@ -296,7 +293,7 @@ func (t *nodeTest) initNode(n *node) int {
 	}
 	size := t.size
 	if t.ud {
-		size += grhLen
+		size += rdma.GRHSize
 	}
 	if n.mr, err = pd.RegMR(size, rdma.AccessLocalWrite); err != nil {
 		t.fail.noteCall(err)
@@ -313,7 +310,7 @@ func (t *nodeTest) postRecvs(n *node) int {
 	}
 	size := uint32(t.size)
 	if t.ud {
-		size += grhLen
+		size += rdma.GRHSize
 	}
 	for i := 0; i < t.count; i++ {
 		if err := n.qp.PostRecv(0, rdma.SGEOf(n.mr, size)); err != nil {
@@ -332,13 +329,8 @@ func (t *nodeTest) postSends(n *node, signaled bool) int {
 	for i := 0; i < t.count; i++ {
 		var err error
 		if t.ud {
-			wr := rdma.SendWR{Op: rdma.WRSendWithImm, Local: rdma.SGEOf(n.mr, uint32(t.size)), Imm: n.qp.Num(), Signaled: signaled}
-			dq, ok := n.qp.(rdma.DatagramQP)
-			if !ok {
-				err = &rdma.Error{Op: "ibv_post_send", Errno: syscall.ENOSYS}
-			} else {
-				err = dq.PostSendUD(wr, rdma.UDDest{AH: n.ah, QPN: n.remoteQPN, QKey: n.remoteKey})
-			}
+			err = n.qp.PostSend(rdma.SendWR{Op: rdma.WRSendWithImm, Local: rdma.SGEOf(n.mr, uint32(t.size)), Imm: n.qp.Num(),
+				Signaled: signaled, UD: &rdma.UDDest{AH: n.ah, QPN: n.remoteQPN, QKey: n.remoteKey}})
 		} else {
 			err = n.qp.PostSend(rdma.SendWR{Op: rdma.WRSend, Local: rdma.SGEOf(n.mr, uint32(t.size))})
 		}
@@ -435,14 +427,8 @@ func (t *nodeTest) resolvedHandler(n *node, ev rdma.CMEvent) int {
 		return -1
 	}
 	n.remoteQPN, n.remoteKey = ev.UD.QPNum, ev.UD.QKey
-	mk, ok := n.pd.(rdma.AHMaker)
 	var err error
-	if !ok {
-		err = &rdma.Error{Op: "ibv_create_ah", Errno: syscall.ENOSYS}
-	} else {
-		n.ah, err = mk.CreateAH(ev.UD.AH)
-	}
-	if err != nil {
+	if n.ah, err = n.pd.CreateAH(ev.UD.AH); err != nil {
 		t.fail.noteCall(err)
 		t.out.printf("%s: failure creating address handle\n", t.name)
 		t.connectError()
@@ -582,7 +568,7 @@ func (t *nodeTest) pollReply(n *node, wc []rdma.WC) (int, error) {
 	}
 	n.ah = ah
 	n.remoteQPN = wc[0].Imm
-	dq, ok := n.qp.(rdma.DatagramQP)
+	dq, ok := n.qp.(rdma.QKeyQP)
 	if !ok {
 		return 0, &rdma.Error{Op: "ibv_query_qp", Errno: syscall.ENOSYS}
 	}

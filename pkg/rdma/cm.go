@@ -152,16 +152,9 @@ type DatagramID interface {
 	PortNum() uint8
 }
 
-// AHMaker is implemented by PDs that make address handles.
-type AHMaker interface {
-	CreateAH(attr AHAttr) (AH, error)
-}
-
-// DatagramQP is implemented by UD QPs: sends to a destination and the
-// QP's own Q_Key.
-type DatagramQP interface {
-	// PostSendUD posts wr (SEND or SEND_WITH_IMM) to dest.
-	PostSendUD(wr SendWR, dest UDDest) error
+// QKeyQP is implemented by QPs that tell their Q_Key (a UD QP's, which
+// rdma_cm set): a reply goes out with the Q_Key the sender's QP has.
+type QKeyQP interface {
 	QKey() (uint32, error)
 }
 

@@ -70,6 +70,7 @@ type RTRAttr struct {
 	MaxDestRdAtomic uint8
 	MinRNRTimer     uint8
 	DLID            uint16
+	SL              uint8
 	Port            uint8
 	GRH             *GRH // nil: LID routing only
 }

@@ -2,9 +2,10 @@ package rdma
 
 import "time"
 
-// The data-path verbs an RC connection uses, as small interfaces: a
-// Context (an open device) makes protection domains, completion channels
-// and CQs; a PD registers memory and makes QPs.
+// The data-path verbs as small interfaces: a Context (an open device)
+// makes protection domains, completion channels and CQs; a PD registers
+// memory and makes QPs of every type, address handles and shared receive
+// queues (qp.go).
 
 // Context is an open device's resource factory (struct ibv_context).
 type Context interface {
@@ -21,6 +22,12 @@ type PD interface {
 	RegMR(size int, access Access) (MR, error)
 	// CreateRCQP makes an RC QP in RESET state.
 	CreateRCQP(send, recv CQ, cap QPCap) (QP, error)
+	// CreateQP makes a QP of any type in RESET state.
+	CreateQP(a QPInitAttr) (QP, error)
+	// CreateAH makes an address handle for UD sends (ibv_create_ah).
+	CreateAH(a AHAttr) (AH, error)
+	// CreateSRQ makes a shared receive queue (ibv_create_srq).
+	CreateSRQ(a SRQAttr) (SRQ, error)
 	Close() error
 }
 
@@ -68,13 +75,21 @@ type WaitFds interface {
 	Woken(wc []WC) (int, error)
 }
 
-// QP is a reliable-connected queue pair.
+// QP is a queue pair of any type. The transitions take the values their
+// QP type uses and leave the others (see InitAttr, RTRAttr, RTSAttr).
 type QP interface {
 	Num() uint32
 	PostSend(wr SendWR) error
 	PostRecv(id uint64, sge SGE) error
+	// PostRecvSGL posts one receive scattered over sges.
+	PostRecvSGL(id uint64, sges []SGE) error
+	ToInit(a InitAttr) error
+	ToRTR(a RTRAttr) error
+	ToRTS(a RTSAttr) error
 	// ToError moves the QP to the error state, flushing its work.
 	ToError() error
+	// Query is the QP's state and the capabilities the device gave it.
+	Query() (QPInfo, error)
 	Close() error
 }
 
@@ -92,24 +107,35 @@ func SGEOf(mr MR, n uint32) SGE { return SGE{Addr: mr.Addr(), Len: n, LKey: mr.L
 type WROpcode uint32
 
 const (
-	WRRDMAWrite        WROpcode = 0
-	WRRDMAWriteWithImm WROpcode = 1
-	WRSend             WROpcode = 2
-	WRSendWithImm      WROpcode = 3
-	WRRDMARead         WROpcode = 4
+	WRRDMAWrite         WROpcode = 0
+	WRRDMAWriteWithImm  WROpcode = 1
+	WRSend              WROpcode = 2
+	WRSendWithImm       WROpcode = 3
+	WRRDMARead          WROpcode = 4
+	WRAtomicCmpAndSwp   WROpcode = 5
+	WRAtomicFetchAndAdd WROpcode = 6
 )
 
-// SendWR is a send work request with one SGE (none when Local is zero).
-// RemoteAddr and RKey are for RDMA reads and writes; Imm (host order) for
-// the *WithImm opcodes.
+// SendWR is a send work request. Its data is Local, or SGL when that is
+// not empty (Local is then ignored); none when both are zero. RemoteAddr
+// and RKey are for RDMA reads, writes and atomics; Imm (host order) for
+// the *WithImm opcodes; CompareAdd (the value to add, or to compare) and
+// Swap for the atomics, whose 8-byte result lands in Local. UD is the
+// destination of a send on a UD QP. Inline copies the data into the
+// request (at most the QP's MaxInlineData bytes).
 type SendWR struct {
 	ID         uint64
 	Op         WROpcode
 	Local      SGE
+	SGL        []SGE
 	RemoteAddr uint64
 	RKey       uint32
 	Imm        uint32
+	CompareAdd uint64
+	Swap       uint64
+	UD         *UDDest
 	Signaled   bool
+	Inline     bool
 }
 
 // QPCap sizes a queue pair; SigAll makes every send signalled.

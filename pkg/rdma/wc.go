@@ -61,6 +61,12 @@ func (o WCOpcode) String() string {
 		return "RDMA_READ"
 	case WCRecv:
 		return "RECV"
+	case WCCompSwap:
+		return "COMP_SWAP"
+	case WCFetchAdd:
+		return "FETCH_ADD"
+	case WCRecvRDMAWithImm:
+		return "RECV_RDMA_WITH_IMM"
 	}
 	return fmt.Sprintf("opcode(%d)", uint32(o))
 }
@@ -75,4 +81,5 @@ type WC struct {
 	ByteLen   uint32
 	Imm       uint32
 	HasImm    bool
+	QPNum     uint32 // the local QP the work was on
 }

@@ -1,0 +1,105 @@
+// Package rdmatest is an in-memory RDMA stack for tests, as net/http/httptest
+// is an in-memory server: devices on one Fabric reach each other's queue
+// pairs, and work requests really move bytes between their memory
+// regions (SEND and RECV with immediate, RDMA WRITE and READ, the atomics,
+// UD sends through an address handle, shared receive queues). A test can
+// make any verb fail and any send complete with an error status.
+//
+// Work completes when it is posted: a SEND on an RC QP whose peer has no
+// receive posted waits, as the real one would retry, until one is; on UC
+// and UD it is dropped, as on the wire.
+package rdmatest
+
+import (
+	"sync"
+	"syscall"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+// Fabric is one network of devices.
+type Fabric struct {
+	mu       sync.Mutex
+	devices  []*Device
+	qps      map[uint32]*QP
+	mrs      map[uint32]*MR
+	nextQPN  uint32
+	nextKey  uint32
+	nextAddr uint64
+	failVerb map[string][]error
+	failWC   []rdma.WCStatus
+}
+
+// NewFabric is an empty network.
+func NewFabric() *Fabric {
+	return &Fabric{
+		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, failVerb: map[string][]error{},
+		nextQPN: 0x11, nextKey: 0x100, nextAddr: 0x7f0000000000,
+	}
+}
+
+// FailNext makes the next call of verb (its libibverbs name, e.g.
+// "ibv_post_send", "ibv_modify_qp", "ibv_create_ah") on any device return
+// err; calls queue in order.
+func (f *Fabric) FailNext(verb string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failVerb[verb] = append(f.failVerb[verb], err)
+}
+
+// FailNextCompletion makes the next send work request posted on the
+// fabric move nothing and complete with status instead.
+func (f *Fabric) FailNextCompletion(status rdma.WCStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failWC = append(f.failWC, status)
+}
+
+// injected is the error queued for verb, if any; f.mu held.
+func (f *Fabric) injected(verb string) error {
+	q := f.failVerb[verb]
+	if len(q) == 0 {
+		return nil
+	}
+	f.failVerb[verb] = q[1:]
+	return q[0]
+}
+
+// call starts a verb: the injected error, if any; f.mu held.
+func (f *Fabric) call(verb string) error {
+	if err := f.injected(verb); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DeviceList lists the fabric's devices (rdma.Verbs).
+func (f *Fabric) DeviceList() ([]rdma.DeviceEntry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ibv_get_device_list"); err != nil {
+		return nil, err
+	}
+	out := make([]rdma.DeviceEntry, len(f.devices))
+	for i, d := range f.devices {
+		out[i] = rdma.DeviceEntry{Name: d.cfg.Name, NodeGUID: rdma.GUID(0x0200_0000_0000_0000 + uint64(i))}
+	}
+	return out, nil
+}
+
+// Open opens the named device (rdma.Verbs); an unknown name is ENODEV.
+func (f *Fabric) Open(name string) (rdma.Device, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ibv_open_device"); err != nil {
+		return nil, err
+	}
+	for _, d := range f.devices {
+		if d.cfg.Name == name {
+			return d, nil
+		}
+	}
+	return nil, rdma.Errorf("ibv_open_device("+name+")", syscall.ENODEV)
+}
+
+var _ rdma.Verbs = (*Fabric)(nil)
