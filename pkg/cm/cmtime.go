@@ -386,8 +386,7 @@ func (c *cmtime) server() int {
 		case rdma.CMEventConnectRequest:
 			dg, ok := ev.ID.(rdma.DatagramID)
 			var qp rdma.QP
-			err := syscall.ENOSYS
-			var cerr error = err
+			var cerr error = &rdma.Error{Op: "rdma_create_qp", Errno: syscall.ENOSYS}
 			if ok {
 				qp, cerr = dg.CreateTypedQP(nil, nil, nil, cap, rdma.QPTypeRC, false)
 			}

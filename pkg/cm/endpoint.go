@@ -2,6 +2,7 @@ package cm
 
 import (
 	"net/netip"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -200,7 +201,7 @@ func (e *endpoint) finish(ret int, role string) error {
 			}
 			doc.Error = &cli.ErrorBody{Message: e.fail.message(), Hint: hint, Code: code}
 			if doc.Error.Message == "" {
-				doc.Error.Message = "end " + itoa(ret)
+				doc.Error.Message = "end " + strconv.Itoa(ret)
 			}
 		}
 		_ = cli.WriteJSON(e.o.Out, doc)
@@ -411,8 +412,4 @@ func (e *endpoint) createEP(dst netip.AddrPort) error {
 		return err
 	}
 	return e.makeQP(e.id)
-}
-
-func itoa(n int) string {
-	return fmtInt(n)
 }

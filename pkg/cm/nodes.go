@@ -1,6 +1,7 @@
 package cm
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"syscall"
@@ -48,7 +49,7 @@ type nodeTest struct {
 }
 
 // errTimedOut ends a flow whose --timeout passed; the failure says where.
-var errTimedOut = fmt.Errorf("timed out")
+var errTimedOut = errors.New("timed out")
 
 func newNodeTest(o *Options, name string, ud bool) *nodeTest {
 	return &nodeTest{o: o, name: name, ud: ud, out: newOutput(o),

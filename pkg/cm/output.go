@@ -78,5 +78,3 @@ func exitFor(status int) error {
 	}
 	return nil
 }
-
-func fmtInt(n int) string { return fmt.Sprint(n) }
