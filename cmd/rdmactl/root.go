@@ -55,6 +55,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdServe(f, nil),
 		newCmdSmoke(f, nil),
 		newCmdStat(f, nil),
+		newCmdCM(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
 	setVersionFlag(cmd, f)

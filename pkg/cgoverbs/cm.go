@@ -12,6 +12,7 @@ package cgoverbs
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 #include "qpinit.h"
+#include "cmgram.h"
 
 // cm_addr is an IP socket address in a form Go can fill without building
 // sockaddrs itself.
@@ -79,9 +80,17 @@ static int cm_lookup(const char *name, struct cm_addr *out) {
 	return rc;
 }
 
+enum { CM_PRIVATE_DATA_MAX = 256 };
+
+// cm_event_copy is what Go reads of an event: the UD parameter when the
+// id's port space carries datagrams, and the private data.
 struct cm_event_copy {
 	int type, status;
 	struct rdma_cm_id *id, *listen_id;
+	int is_ud, private_len;
+	uint32_t qp_num, qkey;
+	struct cmg_ah ah;
+	uint8_t private_data[CM_PRIVATE_DATA_MAX];
 };
 
 // Every helper below returns 0 or -errno: librdmacm's calls return -1 and
@@ -150,6 +159,17 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 	out->status = ev->status;
 	out->id = ev->id;
 	out->listen_id = ev->listen_id;
+	out->is_ud = ev->id->ps == RDMA_PS_UDP || ev->id->ps == RDMA_PS_IPOIB;
+	const void *pd = out->is_ud ? ev->param.ud.private_data : ev->param.conn.private_data;
+	int len = out->is_ud ? ev->param.ud.private_data_len : ev->param.conn.private_data_len;
+	out->private_len = pd && len > 0 ? (len < CM_PRIVATE_DATA_MAX ? len : CM_PRIVATE_DATA_MAX) : 0;
+	if (out->private_len)
+		memcpy(out->private_data, pd, out->private_len);
+	if (out->is_ud) {
+		out->qp_num = ev->param.ud.qp_num;
+		out->qkey = ev->param.ud.qkey;
+		cmg_ah_from(&ev->param.ud.ah_attr, &out->ah);
+	}
 	rdma_ack_cm_event(ev);
 	return 0;
 }
@@ -320,6 +340,12 @@ func (ec *EventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
 	ev := rdma.CMEvent{Type: rdma.CMEventType(e._type), Status: int(e.status), ID: ec.lookup(e.id)}
 	if e.listen_id != nil {
 		ev.Listen = ec.lookup(e.listen_id)
+	}
+	if e.private_len > 0 {
+		ev.PrivateData = C.GoBytes(unsafe.Pointer(&e.private_data[0]), e.private_len)
+	}
+	if e.is_ud != 0 && (ev.Type == rdma.CMEventEstablished || ev.Type == rdma.CMEventMulticastJoin) {
+		ev.UD = &rdma.UDParam{AH: ahAttrFrom(&e.ah), QPNum: uint32(e.qp_num), QKey: uint32(e.qkey)}
 	}
 	return ev, nil
 }

@@ -83,8 +83,8 @@ type CMID interface {
 	Close() error
 }
 
-// ConnParam is the part of struct rdma_conn_param RC connections use.
-// QPNum is needed only for a QP the CM did not create.
+// ConnParam is the part of struct rdma_conn_param the tools use. QPNum
+// is needed only for a QP the CM did not create, and for a UD accept.
 type ConnParam struct {
 	ResponderResources, InitiatorDepth, RetryCount, RNRRetryCount uint8
 	QPNum                                                         uint32
@@ -92,11 +92,80 @@ type ConnParam struct {
 
 // CMEvent is one acknowledged CM event. For a connect request ID is the
 // new connection's id (the receiver owns it) and Listen the listener.
+// PrivateData is the peer's (copied; for TCP and UDP port spaces it may
+// carry the CM's zero padding). UD is set for the events of UDP and IPoIB
+// port space ids that address a peer: ESTABLISHED and MULTICAST_JOIN.
 type CMEvent struct {
-	Type   CMEventType
-	Status int
-	ID     CMID
-	Listen CMID
+	Type        CMEventType
+	Status      int
+	ID          CMID
+	Listen      CMID
+	PrivateData []byte
+	UD          *UDParam
+}
+
+// UDParam is where a UD peer or multicast group is reached (struct
+// rdma_ud_param): the address, the QP number and the Q_Key to send with.
+type UDParam struct {
+	AH    AHAttr
+	QPNum uint32
+	QKey  uint32
+}
+
+// PortSpace is enum rdma_port_space: which protocol's port numbers an id
+// binds, and so the QP type it serves.
+type PortSpace int
+
+const (
+	PortSpaceIPoIB PortSpace = 0x0002
+	PortSpaceTCP   PortSpace = 0x0106
+	PortSpaceUDP   PortSpace = 0x0111
+	PortSpaceIB    PortSpace = 0x013f
+)
+
+// PortSpaceChannel is implemented by event channels that create ids in
+// any port space; CreateID is CreateIDIn(PortSpaceTCP).
+type PortSpaceChannel interface {
+	CreateIDIn(ps PortSpace) (CMID, error)
+}
+
+// DatagramID is implemented by CMIDs that also carry UD connections and
+// multicast groups, and set the options the rdma_cm test tools use.
+type DatagramID interface {
+	// CreateTypedQP is CreateQP for a QP of type t. With pd, send and
+	// recv all nil librdmacm makes its own (default PD, one CQ each);
+	// blockSelfMcast keeps the QP's own multicast sends from it.
+	CreateTypedQP(pd PD, send, recv CQ, cap QPCap, t QPType, blockSelfMcast bool) (QP, error)
+	// JoinMulticast joins group (MULTICAST_JOIN or MULTICAST_ERROR
+	// follows), as a send-only full member when sendOnly.
+	JoinMulticast(group netip.Addr, sendOnly bool) error
+	LeaveMulticast(group netip.Addr) error
+	// Reject refuses a connect request.
+	Reject() error
+	// SetTOS sets the type of service of the id's future connection.
+	SetTOS(tos uint8) error
+	// SetAckTimeout sets the connection's local ACK timeout exponent.
+	SetAckTimeout(exp uint8) error
+	// ActiveMTU is the active MTU of the id's port in bytes.
+	ActiveMTU() (int, error)
+	// PortNum is the device port the id is bound to.
+	PortNum() uint8
+}
+
+// QKeyQP is implemented by QPs that tell their Q_Key (a UD QP's, which
+// rdma_cm set): a reply goes out with the Q_Key the sender's QP has.
+type QKeyQP interface {
+	QKey() (uint32, error)
+}
+
+// ReplyPoller is implemented by CQs that can address a reply to the
+// sender of a datagram they completed.
+type ReplyPoller interface {
+	// PollReply is Poll; when want is set and a completion came it also
+	// makes an address handle back to the sender of the first one from
+	// that completion and the GRH the receive placed at grh (the first 40
+	// bytes of the receive buffer), on port.
+	PollReply(wc []WC, want bool, pd PD, grh MR, port uint8) (int, AH, error)
 }
 
 // CMEventType is enum rdma_cm_event_type.
