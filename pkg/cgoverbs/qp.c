@@ -13,6 +13,11 @@ static int created(const void *p)
 	return errno > 0 ? -errno : -EINVAL;
 }
 
+struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+	return ibv_reg_mr(pd, addr, len, access);
+}
+
 int cv_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
 		 struct ibv_srq *srq, const struct ibv_qp_cap *cap, int sig_all, struct ibv_qp **out)
 {

@@ -6,10 +6,6 @@ package cgoverbs
 #include <infiniband/verbs.h>
 #include "cverrno.h"
 #include "qp.h"
-
-static struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access) {
-	return ibv_reg_mr(pd, addr, len, access);
-}
 */
 import "C"
 
