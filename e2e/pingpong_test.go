@@ -114,7 +114,7 @@ func TestSinglePingpongFailuresAsTheTools(t *testing.T) {
 		{"rc", []string{"-d", "rxe0", "-g", g, "-p", port, "10.9.0.1"}}, // no server
 		{"ud", []string{"-d", "rxe0", "-g", g, "-p", port, "10.9.0.1"}},
 		{"srq", []string{"-d", "rxe0", "-g", g, "-q", "2", "-p", port, "10.9.0.1"}},
-		{"rc", []string{"-d", "mlx5_7", "-g", g, "10.9.0.1"}}, // bad device
+		{"rc", []string{"-d", "mlx5_7", "-g", g, "10.9.0.1"}},    // bad device
 		{"uc", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}}, // bad -g
 		{"ud", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}},
 		{"srq", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}},
