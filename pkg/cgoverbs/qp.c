@@ -63,6 +63,8 @@ static void ah_attr(struct ibv_ah_attr *o, const struct cv_ah *a)
 		memcpy(o->grh.dgid.raw, a->dgid, 16);
 		o->grh.sgid_index = a->sgid_index;
 		o->grh.hop_limit = a->hop_limit;
+		o->grh.traffic_class = a->traffic_class;
+		o->grh.flow_label = a->flow_label;
 	}
 }
 

@@ -9,7 +9,8 @@
 // cv_ah is an address: by LID, and by GID when is_global.
 struct cv_ah {
 	uint16_t dlid;
-	uint8_t sl, port, is_global, sgid_index, hop_limit;
+	uint8_t sl, port, is_global, sgid_index, hop_limit, traffic_class;
+	uint32_t flow_label;
 	uint8_t dgid[16];
 };
 
