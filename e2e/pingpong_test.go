@@ -112,7 +112,7 @@ func TestSinglePingpongFailuresAsTheTools(t *testing.T) {
 		{"rc", []string{"-d", "rxe0", "-g", g, "-p", port, "10.9.0.1"}}, // no server
 		{"ud", []string{"-d", "rxe0", "-g", g, "-p", port, "10.9.0.1"}},
 		{"srq", []string{"-d", "rxe0", "-g", g, "-q", "2", "-p", port, "10.9.0.1"}},
-		{"rc", []string{"-d", "mlx5_7", "-g", g, "10.9.0.1"}}, // bad device
+		{"rc", []string{"-d", "mlx5_7", "-g", g, "10.9.0.1"}},    // bad device
 		{"uc", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}}, // bad -g
 		{"ud", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}},
 		{"srq", []string{"-d", "rxe0", "-g", "4000", "10.9.0.1"}},
@@ -120,6 +120,8 @@ func TestSinglePingpongFailuresAsTheTools(t *testing.T) {
 		{"rc", []string{"-d", "rxe0", "-g", g, "-m", "1000", "10.9.0.1"}}, // not an MTU
 		{"rc", []string{"-d", "rxe0", "-g", g, "-t", "10.9.0.1"}},         // rxe has no timestamps
 		{"srq", []string{"-d", "rxe0", "-q", "600", "10.9.0.1"}},
+		{"srq", []string{"-d", "rxe0", "-g", g, "-o", "10.9.0.1"}}, // rxe has no ODP
+		{"rc", []string{"-d", "rxe0", "-g", g, "-o", "10.9.0.1"}},
 	} {
 		name, args := pingpongCmd(c.kind, "c", c.args...)
 		real := maskPingpong(run(t, time.Minute, name, args...))

@@ -13,6 +13,11 @@ static int created(const void *p)
 	return errno > 0 ? -errno : -EINVAL;
 }
 
+struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+	return ibv_reg_mr(pd, addr, len, access);
+}
+
 int cv_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
 		 struct ibv_srq *srq, const struct ibv_qp_cap *cap, int sig_all, struct ibv_qp **out)
 {
@@ -58,6 +63,8 @@ static void ah_attr(struct ibv_ah_attr *o, const struct cv_ah *a)
 		memcpy(o->grh.dgid.raw, a->dgid, 16);
 		o->grh.sgid_index = a->sgid_index;
 		o->grh.hop_limit = a->hop_limit;
+		o->grh.traffic_class = a->traffic_class;
+		o->grh.flow_label = a->flow_label;
 	}
 }
 

@@ -9,7 +9,8 @@
 // cv_ah is an address: by LID, and by GID when is_global.
 struct cv_ah {
 	uint16_t dlid;
-	uint8_t sl, port, is_global, sgid_index, hop_limit;
+	uint8_t sl, port, is_global, sgid_index, hop_limit, traffic_class;
+	uint32_t flow_label;
 	uint8_t dgid[16];
 };
 
@@ -44,6 +45,8 @@ struct cv_send {
 	uint32_t rqpn, rqkey;
 };
 
+// ibv_reg_mr is a macro; cgo needs a function to call.
+struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access);
 int cv_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
 		 struct ibv_srq *srq, const struct ibv_qp_cap *cap, int sig_all, struct ibv_qp **out);
 int cv_qp_init(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, unsigned access, uint32_t qkey);

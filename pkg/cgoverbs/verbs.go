@@ -6,10 +6,6 @@ package cgoverbs
 #include <infiniband/verbs.h>
 #include "cverrno.h"
 #include "qp.h"
-
-static struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access) {
-	return ibv_reg_mr(pd, addr, len, access);
-}
 */
 import "C"
 
@@ -337,6 +333,7 @@ func cAH(a rdma.AHAttr) C.struct_cv_ah {
 	o := C.struct_cv_ah{dlid: C.uint16_t(a.DLID), sl: C.uint8_t(a.SL), port: C.uint8_t(a.Port)}
 	if a.GRH != nil {
 		o.is_global, o.sgid_index, o.hop_limit = 1, C.uint8_t(a.GRH.SGIDIndex), C.uint8_t(a.GRH.HopLimit)
+		o.traffic_class, o.flow_label = C.uint8_t(a.GRH.TrafficClass), C.uint32_t(a.GRH.FlowLabel)
 		for i, b := range a.GRH.DGID {
 			o.dgid[i] = C.uint8_t(b)
 		}

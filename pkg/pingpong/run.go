@@ -253,6 +253,11 @@ func (r *run) setup() error {
 	}
 	vc := vd.VerbsContext()
 	var err error
+	if o.Kind == SRQ && o.ODP {
+		if err := r.checkFeatures(); err != nil {
+			return err
+		}
+	}
 	if o.Events {
 		if r.ch, err = vc.CreateCompChannel(); err != nil {
 			return toolErr("Couldn't create completion channel")
@@ -261,8 +266,10 @@ func (r *run) setup() error {
 	if r.pd, err = vc.AllocPD(); err != nil {
 		return toolErr("Couldn't allocate PD")
 	}
-	if err := r.checkFeatures(); err != nil {
-		return err
+	if o.Kind == RC {
+		if err := r.checkFeatures(); err != nil {
+			return err
+		}
 	}
 	if r.mr, err = r.pd.RegMR(o.Size+int(r.offset()), rdma.AccessLocalWrite); err != nil {
 		return toolErr("Couldn't register MR")
@@ -310,23 +317,26 @@ func (r *run) setup() error {
 	return nil
 }
 
-// checkFeatures refuses rc's -o, -O, -t and -j as the tool does on a
-// device without them; on one with them rdmactl refuses in its own words.
+// checkFeatures refuses rc's -o, -O, -t and -j (srq's -o) as the tool
+// does on a device without them; on one with them rdmactl refuses in its
+// own words.
 func (r *run) checkFeatures() error {
 	o := r.o
-	if !(o.ODP || o.Timestamps || o.DeviceMemory) || (o.Kind != RC && o.Kind != SRQ) {
+	if !(o.ODP || o.Timestamps || o.DeviceMemory) {
 		return nil
 	}
 	a, err := r.dev.QueryDevice()
 	if err != nil {
 		return toolErr("Couldn't query device for its features")
 	}
-	const odpSupport, odpImplicit, sendRecv = 1, 2, 1<<0 | 1<<1
-	if o.ODP {
-		if a.ODPCaps.GeneralCaps&odpSupport == 0 || a.ODPCaps.RC&sendRecv != sendRecv {
-			if o.Kind == SRQ {
-				return toolErr("The device isn't ODP capable or does not support RC send and receive with ODP")
-			}
+	const odpSupport, odpImplicit = 1, 2
+	const odpSend, odpRecv, odpSRQRecv = 1 << 0, 1 << 1, 1 << 5
+	if o.Kind == SRQ {
+		if a.ODPCaps.GeneralCaps&odpSupport == 0 || a.ODPCaps.RC&(odpSend|odpSRQRecv) != odpSend|odpSRQRecv {
+			return toolErr("The device isn't ODP capable or does not support RC send, receive and srq with ODP")
+		}
+	} else if o.ODP {
+		if a.ODPCaps.GeneralCaps&odpSupport == 0 || a.ODPCaps.RC&(odpSend|odpRecv) != odpSend|odpRecv {
 			return toolErr("The device isn't ODP capable or does not support RC send and receive with ODP")
 		}
 		if o.ImplicitODP && a.ODPCaps.GeneralCaps&odpImplicit == 0 {

@@ -234,3 +234,19 @@ func TestAnInjectedVerbErrorIsTheToolsLine(t *testing.T) {
 		t.Errorf("%v %q", err, s.errOut.String())
 	}
 }
+
+func TestDamagedDataIsFoundByTheClient(t *testing.T) {
+	f := rdmatest.NewFabric()
+	f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+	f.CorruptNextSends(1)
+	_, cli := pair(t, f, RC, nil, func(o *Options) { o.Check = true })
+	if cli.err != nil || !strings.HasSuffix(cli.out.String(), "usec/iter\ninvalid data in page 0\n") {
+		t.Errorf("-c: %v\n%s", cli.err, cli.out.String())
+	}
+	f.CorruptNextSends(1)
+	_, cli = pair(t, f, RC, nil, func(o *Options) { o.JSON = true })
+	var doc Document
+	if err := json.Unmarshal(cli.out.Bytes(), &doc); err != nil || doc.OK || !doc.Validated || len(doc.InvalidPages) != 1 || cli.ExitCodeOf() != 1 {
+		t.Errorf("--json: %v exit %d %s", err, cli.ExitCodeOf(), cli.out.String())
+	}
+}

@@ -57,9 +57,11 @@ const (
 
 // GRH addresses the peer by GID, which RoCE needs.
 type GRH struct {
-	DGID      GID
-	SGIDIndex uint8
-	HopLimit  uint8
+	DGID         GID
+	SGIDIndex    uint8
+	HopLimit     uint8
+	TrafficClass uint8
+	FlowLabel    uint32
 }
 
 // RTRAttr are the values of an RC QP's INIT→RTR transition.

@@ -28,6 +28,7 @@ type Fabric struct {
 	nextAddr uint64
 	failVerb map[string][]error
 	failWC   []rdma.WCStatus
+	corrupt  int
 }
 
 // NewFabric is an empty network.
@@ -53,6 +54,14 @@ func (f *Fabric) FailNextCompletion(status rdma.WCStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failWC = append(f.failWC, status)
+}
+
+// CorruptNextSends makes the next n SENDs arrive with their first byte
+// inverted, as a path that damages data would.
+func (f *Fabric) CorruptNextSends(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.corrupt += n
 }
 
 // injected is the error queued for verb, if any; f.mu held.

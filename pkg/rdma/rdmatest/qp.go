@@ -339,6 +339,10 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 	}
 	switch wr.Op {
 	case rdma.WRSend, rdma.WRSendWithImm:
+		if f.corrupt > 0 && len(data) > 0 {
+			f.corrupt--
+			data[0] = ^data[0]
+		}
 		q.arrive(peer, inbound{from: q, wrID: wr.ID, signaled: signaled, op: wr.Op, data: data,
 			imm: wr.Imm, hasImm: wr.Op == rdma.WRSendWithImm})
 	case rdma.WRRDMAWrite, rdma.WRRDMAWriteWithImm:
