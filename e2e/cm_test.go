@@ -108,7 +108,9 @@ func TestSingleCMInterop(t *testing.T) {
 	}{
 		{"ucmatose", "ucmatose", []string{"-p", "7481"}, []string{"-s", "10.9.0.1", "-p", "7481"}, ":7481 "},
 		{"ucmatose", "ucmatose", []string{"-p", "7482", "-c", "8", "-C", "100"}, []string{"-s", "10.9.0.1", "-p", "7482", "-c", "8", "-C", "100"}, ":7482 "},
+		{"ucmatose", "ucmatose", []string{"-p", "7488", "-m", "-a", "14"}, []string{"-s", "10.9.0.1", "-p", "7488", "-m", "-t", "32", "-a", "14"}, ":7488 "},
 		{"udaddy", "udaddy", nil, []string{"-s", "10.9.0.1"}, ":7174 "},
+		{"udaddy", "udaddy", []string{"-t", "0x20", "-C", "0"}, []string{"-s", "10.9.0.1", "-t", "0x20", "-C", "0"}, ":7174 "},
 		{"udaddy", "udaddy", []string{"-c", "4", "-C", "50", "-S", "512"}, []string{"-s", "10.9.0.1", "-c", "4", "-C", "50", "-S", "512"}, ":7174 "},
 		{"rdma_server", "rdma_client", []string{"-p", "7483"}, []string{"-s", "10.9.0.1", "-p", "7483"}, ":7483 "},
 	} {
