@@ -289,3 +289,72 @@ int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struc
 	pf_clock_stop(&l->clk);
 	return rc;
 }
+
+int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
+	struct ibv_wc wc[PF_POLL_BATCH];
+	int64_t got[PF_MAX_QPS] = {0};
+	int due[PF_MAX_QPS] = {0};
+	int64_t total = r->iters * r->nqp;
+	pf_clock_start(&r->clk);
+	int64_t deadline = r->clk.ns0 + (int64_t)r->idle_ms * 1000000;
+	unsigned spins = 0;
+	int progressed = 0, rc = 0;
+	r->done = 0;
+	r->first = r->last = r->clk.ticks0;
+	while (r->done < total) {
+		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
+		if (ne < 0) {
+			rc = -3 - EIO;
+			break;
+		}
+		if (ne == 0) {
+			if ((++spins & 0xffff) == 0) {
+				int64_t now = pf_now_ns();
+				if (progressed)
+					deadline = now + (int64_t)r->idle_ms * 1000000;
+				else if (now > deadline) {
+					rc = -2;
+					break;
+				}
+				progressed = 0;
+			}
+			continue;
+		}
+		progressed = 1;
+		int64_t now = pf_ticks();
+		if (r->done == 0)
+			r->first = now;
+		r->last = now;
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				r->bad_status = wc[i].status;
+				r->bad_vendor = wc[i].vendor_err;
+				rc = -1;
+				goto out;
+			}
+			if (wc[i].wr_id >= (uint64_t)r->nqp) {
+				r->bad_wr_id = wc[i].wr_id;
+				rc = -4;
+				goto out;
+			}
+			int q = (int)wc[i].wr_id;
+			got[q]++;
+			r->done++;
+			if (got[q] + r->rx_depth <= r->iters)
+				due[q]++;
+		}
+		for (int q = 0; q < r->nqp; q++) {
+			if (due[q] > 0) {
+				int err = pf_post_recvs(r->qp[q], due[q], (uint64_t)q, r->addr[q], r->len, r->lkey);
+				if (err) {
+					rc = -3 - err;
+					goto out;
+				}
+				due[q] = 0;
+			}
+		}
+	}
+out:
+	pf_clock_stop(&r->clk);
+	return rc;
+}

@@ -101,7 +101,7 @@ func (s *session) runSendBW() error {
 			if s.r.Duration > 0 {
 				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration, s.r.margin())
 			} else {
-				t, err = receive(s.ep, s.clock, run)
+				t, err = receive(s.ep, run)
 			}
 			if err != nil {
 				return s.dataErr(err)

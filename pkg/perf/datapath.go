@@ -113,49 +113,16 @@ func (p *reposts) post(ep rdma.PerfEndpoint) error {
 	return nil
 }
 
-// receive takes the messages of r on the receive CQ the QPs share,
-// re-posting a receive on a message's QP while more are due there, and
-// times the first and the last.
-func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, error) {
-	cq := ep.RecvCQ()
-	var wc [16]rdma.WC
-	var first, last int64
-	total, rcnt := r.Iters*len(r.SGEs), 0
-	got := make([]int, len(r.SGEs))
-	re := reposts{sges: r.SGEs}
-	deadline := time.Now().Add(r.Timeout)
-	for spins := 0; rcnt < total; spins++ {
-		n, err := cq.Poll(wc[:])
-		if err != nil {
-			return BWTiming{}, fmt.Errorf("receive after %d of %d: %w", rcnt, total, err)
-		}
-		if n == 0 {
-			if spins&0xfff == 0xfff && time.Now().After(deadline) {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, syscall.ETIMEDOUT)
-			}
-			continue
-		}
-		last = clock()
-		deadline = time.Now().Add(r.Timeout)
-		if rcnt == 0 {
-			first = last
-		}
-		for _, w := range wc[:n] {
-			q, err := re.qpOf(w)
-			if err != nil {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, err)
-			}
-			got[q]++
-			rcnt++
-			if got[q]+r.RxDepth <= r.Iters {
-				re.due[q]++
-			}
-		}
-		if err := re.post(ep); err != nil {
-			return BWTiming{}, err
-		}
+// receive takes the messages of r on the receive CQ the QPs share, in
+// one call of the endpoint (its loop runs in C), and times the first and
+// the last.
+func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
+	total := r.Iters * len(r.SGEs)
+	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, Idle: r.Timeout})
+	if err != nil {
+		return BWTiming{}, fmt.Errorf("receive %d of %d: %w", res.Completed+1, total, err)
 	}
-	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
+	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{res.First}, Completed: []int64{res.Last}, Count: res.Completed, NoPeak: true}, nil
 }
 
 // receiveFor is send_bw's server with -D: it takes messages for d from the
