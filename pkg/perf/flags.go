@@ -212,8 +212,12 @@ func checkConn(t Test, c string) error {
 		if t.IsRead() {
 			return refuse("-c", c, "UC connection not possible in READ/ATOMIC verbs")
 		}
-	case "XRC", "DC", "SRD":
-		return fmt.Errorf("-c %s: rdmactl runs RC only (and rxe has no %s)", c, c)
+	case "DC":
+		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC only)")
+	case "XRC":
+		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC only)")
+	case "SRD":
+		return fmt.Errorf("-c SRD: rdmactl runs RC only (SRD is EFA's)")
 	default:
 		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
 	}

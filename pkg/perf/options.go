@@ -249,6 +249,12 @@ func (r Resolved) margin() time.Duration {
 	return time.Duration(int(r.Duration/time.Second)/4) * time.Second
 }
 
+// warnLargeCQMod says whether perftest's parser warns that -Q moderates
+// the completions of large messages (it drops its own moderation there).
+func (r Resolved) warnLargeCQMod() bool {
+	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events
+}
+
 // qpTimeout is -u, or perftest's default.
 func (r Resolved) qpTimeout() uint8 {
 	if r.QPTimeout != nil {

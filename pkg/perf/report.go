@@ -35,6 +35,7 @@ type HeaderInfo struct {
 	Inline   int
 	OutReads int
 	RDMACM   bool
+	Events   bool // -e
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -46,6 +47,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 		kind = "Latency "
 	}
 	fmt.Fprintf(&b, "                    %s %sTest\n", h.Test.Verb(), kind)
+	if h.Events {
+		fmt.Fprintf(&b, " Test with events. Using %s_comp0\n", h.Device)
+	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", h.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", h.QPs)
 	b.WriteString(" Connection type : RC\t\tUsing SRQ      : OFF\n")

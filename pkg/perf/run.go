@@ -83,6 +83,9 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 		s.numOut = io.Discard
 	}
 	defer s.close()
+	if r.warnLargeCQMod() {
+		io.WriteString(s.out, resultLine+"Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n")
+	}
 	if err := s.openDevice(v); err != nil {
 		return nil, err
 	}
@@ -285,7 +288,7 @@ func (s *session) prepare() error {
 	WriteHeader(s.out, HeaderInfo{
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
-		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM,
+		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
 	})
 	return nil
 }

@@ -366,3 +366,20 @@ func TestOutputPrintsOneNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestParserLinesAsPerftest: -Q above 1 on messages above 8192 bytes
+// prints perftest's warning first (before the server's banner), and -e
+// names the completion channel under the title, as ib_*_bw prints them.
+func TestParserLinesAsPerftest(t *testing.T) {
+	srv, cli := runBoth(t, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, CQModeration: 4})
+	warn := resultLine + "Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n"
+	if !strings.HasPrefix(srv, warn+"\n****") || !strings.HasPrefix(cli, warn+resultLine) || !strings.Contains(cli, " CQ Moderation   : 4\n") {
+		t.Errorf("-Q 4 of 65536 bytes:\nserver %q\nclient %q", srv[:min(len(srv), 300)], cli[:min(len(cli), 300)])
+	}
+	srv, cli = runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Events: true})
+	for _, out := range []string{srv, cli} {
+		if !regexp.MustCompile(`                    Send Latency Test\n Test with events. Using \w+_comp0\n Dual-port`).MatchString(out) {
+			t.Errorf("-e header:\n%s", out)
+		}
+	}
+}
