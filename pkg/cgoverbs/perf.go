@@ -13,7 +13,8 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-const perfAccess = rdma.AccessLocalWrite | rdma.AccessRemoteWrite | rdma.AccessRemoteRead
+// perfAccess lets the peer write, read and run atomics on the buffer.
+const perfAccess = rdma.AccessLocalWrite | rdma.AccessRemoteWrite | rdma.AccessRemoteRead | rdma.Access(C.IBV_ACCESS_REMOTE_ATOMIC)
 
 // NewPerfEndpoint makes one perf endpoint on the device: a PD, a send and
 // a receive CQ shared by the QPs (as perftest), their completion channels
@@ -123,7 +124,16 @@ func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
 	return asRDMAError("ibv_modify_qp", qp.ModifyToRTS(a))
 }
 
-func (e *perfEndpoint) PostSend(wr rdma.SendWR) error { return cmQP{e.qp}.PostSend(wr) }
+func (e *perfEndpoint) PostSend(wr rdma.SendWR) error {
+	if wr.Op == rdma.WRAtomicCmpAndSwp || wr.Op == rdma.WRAtomicFetchAndAdd {
+		if rc := C.pf_post_atomic(e.qp.qp, C.int(wr.Op), C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.LKey),
+			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), cBool(wr.Signaled)); rc != 0 {
+			return rdma.Errorf("ibv_post_send", syscall.Errno(rc))
+		}
+		return nil
+	}
+	return cmQP{e.qp}.PostSend(wr)
+}
 
 func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	q, err := e.qpAt(qp)

@@ -69,6 +69,11 @@ struct pf_recv {
 // QP of r (r->bad_wr_id). r->done counts the messages taken.
 int pf_receive(struct ibv_cq *cq, struct pf_recv *r);
 
+// pf_post_atomic posts one atomic (opcode IBV_WR_ATOMIC_*) on the 8
+// bytes at raddr, the old value landing at laddr; 0 or ibv_post_send's
+// error.
+int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled);
+
 // pf_post_recvs posts n receives of the same memory, 32 per call, each
 // with work request ID wr_id; 0 or ibv_post_recv's error.
 int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);

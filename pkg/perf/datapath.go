@@ -19,6 +19,7 @@ import (
 // Duration set it runs for that long instead (Iters then bounds nothing).
 type Stream struct {
 	Test     Test
+	Atomic   string // the atomic tests' -A
 	Size     int
 	Iters    int
 	TxDepth  int
@@ -30,12 +31,17 @@ type Stream struct {
 	Idle     time.Duration // the longest wait for any completion
 }
 
-func opcodeOf(t Test) rdma.WROpcode {
+// opcodeOf is the test's operation; atomic names the atomic one.
+func opcodeOf(t Test, atomic string) rdma.WROpcode {
 	switch {
 	case t.IsSend():
 		return rdma.WRSend
 	case t.IsWrite():
 		return rdma.WRRDMAWrite
+	case t.IsAtomic() && atomic == CmpAndSwap:
+		return rdma.WRAtomicCmpAndSwp
+	case t.IsAtomic():
+		return rdma.WRAtomicFetchAndAdd
 	}
 	return rdma.WRRDMARead
 }
@@ -49,7 +55,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 // (or Duration has passed), as perftest's run_iter_bw.
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
-		Op: opcodeOf(s.Test), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
+		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
 		Margin: s.Margin,
 	}
 	for i, r := range s.Remotes {
@@ -180,6 +186,8 @@ func opcodeName(t Test) string {
 		return "SEND"
 	case t.IsWrite():
 		return "RDMA_WRITE"
+	case t.IsAtomic():
+		return "ATOMIC"
 	}
 	return "RDMA_READ"
 }

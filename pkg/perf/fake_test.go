@@ -187,7 +187,7 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 		}
 		copy(dst, local)
 		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
-	case rdma.WRRDMAWrite, rdma.WRRDMARead:
+	case rdma.WRRDMAWrite, rdma.WRRDMARead, rdma.WRAtomicFetchAndAdd, rdma.WRAtomicCmpAndSwp:
 		remote, err := peer.span(wr.RemoteAddr, wr.Local.Len)
 		if err != nil || wr.RKey != peer.RKey() {
 			status = rdma.WCRemAccessErr

@@ -383,3 +383,30 @@ func TestParserLinesAsPerftest(t *testing.T) {
 		}
 	}
 }
+
+// TestAtomicTests: atomic_bw and atomic_lat run as read_bw and read_lat
+// do, on 8 bytes, with the operation of -A in the title and no RKey or
+// OUT in the address lines (as ib_atomic_bw and ib_atomic_lat print).
+func TestAtomicTests(t *testing.T) {
+	for _, c := range []struct {
+		test   Test
+		atomic string
+		title  string
+	}{
+		{AtomicBW, "", "Atomic FETCH_AND_ADD BW Test"},
+		{AtomicBW, CmpAndSwap, "Atomic CMP_AND_SWAP BW Test"},
+		{AtomicLat, FetchAndAdd, "Atomic FETCH_AND_ADD Latency Test"},
+	} {
+		srv, cli := runBoth(t, Options{Test: c.test, AtomicType: c.atomic, GIDIndex: 1, IBPort: 1, Iters: 50})
+		row := regexp.MustCompile(`(?m)^ 8 +(50|100) `)
+		if !strings.Contains(cli, "                    "+c.title+"\n") || !row.MatchString(cli) || !strings.Contains(cli, " Outstand reads  : ") {
+			t.Errorf("%s -A %s client:\n%s", c.test, c.atomic, cli)
+		}
+		if strings.Contains(srv+cli, " RKey ") || strings.Contains(srv+cli, " OUT ") {
+			t.Errorf("%s: address lines with RKey or OUT:\n%s", c.test, cli)
+		}
+	}
+	if _, err := (Options{Test: AtomicBW, Size: 16}).Resolve(); err == nil {
+		t.Error("atomic_bw -s 16 was taken")
+	}
+}
