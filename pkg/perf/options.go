@@ -38,8 +38,8 @@ type Options struct {
 	SL           int  // -S; only 0
 	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
 	Output       string
-	Histogram    bool // -H
-	Unsorted     bool // -U
+	Histogram    bool   // -H
+	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 }
 

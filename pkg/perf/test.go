@@ -42,8 +42,8 @@ func ParseTest(s string) (Test, error) {
 func (t Test) Latency() bool { return t == SendLat || t == WriteLat || t == ReadLat || t == AtomicLat }
 
 // IsSend, IsWrite and IsRead name the verb the test measures.
-func (t Test) IsSend() bool  { return t == SendBW || t == SendLat }
-func (t Test) IsWrite() bool { return t == WriteBW || t == WriteLat }
+func (t Test) IsSend() bool   { return t == SendBW || t == SendLat }
+func (t Test) IsWrite() bool  { return t == WriteBW || t == WriteLat }
 func (t Test) IsRead() bool   { return t == ReadBW || t == ReadLat }
 func (t Test) IsAtomic() bool { return t == AtomicBW || t == AtomicLat }
 
