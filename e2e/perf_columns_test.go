@@ -109,6 +109,11 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 					median[i] = col[1]
 				}
 				t.Logf("rdmactl %v (median %v), perftest %v", ours, median, ref)
+				if shape.test == "write_bw" && rdmactlSide == "server" {
+					// The row is the perftest client's own (checkPerf
+					// compared it): its spread is the lab's noise.
+					return
+				}
 				if !withinSpread(median, ref) {
 					t.Errorf("rdmactl's median columns %v are outside perftest's spread %v by more than 10%% (peak, average, Mpps)", median, ref)
 				}
