@@ -50,7 +50,9 @@ func withinSpread(ours bwColumns, ref []bwColumns) bool {
 // one) is at least the average.
 func consistent(t *testing.T, size int, r bwColumns) {
 	t.Helper()
-	if avg := r[2] * 1e6 * float64(size) / (1 << 20); math.Abs(avg-r[1]) > 0.02*r[1]+0.01 {
+	// MsgRate is printed to 6 decimals: 0.0000005 Mpps of slack.
+	slack := 0.5 * float64(size) / (1 << 20)
+	if avg := r[2] * 1e6 * float64(size) / (1 << 20); math.Abs(avg-r[1]) > 0.02*r[1]+slack+0.01 {
 		t.Errorf("BW average %.2f MB/s, but %.6f Mpps of %d bytes is %.2f", r[1], r[2], size, avg)
 	}
 	if r[0] != 0 && r[0] < 0.99*r[1] {
@@ -72,9 +74,9 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 		size int
 		args []string
 	}{
-		{"write_bw", 4096, []string{"-s", "4096", "-n", "100"}},
-		{"write_bw", 64, []string{"-s", "64", "-n", "1000"}},
-		{"send_bw", 4096, []string{"-s", "4096", "-n", "200"}},
+		{"write_bw", 4096, []string{"-s", "4096", "-n", "5000"}},
+		{"write_bw", 64, []string{"-s", "64", "-n", "5000"}},
+		{"send_bw", 4096, []string{"-s", "4096", "-n", "2000"}},
 	} {
 		for _, rdmactlSide := range []string{"client", "server"} {
 			t.Run(shape.test+"/"+shape.args[1]+"/rdmactl-"+rdmactlSide, func(t *testing.T) {
@@ -106,6 +108,11 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 					median[i] = col[1]
 				}
 				t.Logf("rdmactl %v (median %v), perftest %v", ours, median, ref)
+				if shape.test == "write_bw" && rdmactlSide == "server" {
+					// The row is the perftest client's own (checkPerf
+					// compared it): its spread is the lab's noise.
+					return
+				}
 				if !withinSpread(median, ref) {
 					t.Errorf("rdmactl's median columns %v are outside perftest's spread %v by more than 10%% (peak, average, Mpps)", median, ref)
 				}

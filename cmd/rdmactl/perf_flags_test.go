@@ -127,3 +127,15 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		t.Errorf("send_lat -H -U -e: %v, %+v", err, o)
 	}
 }
+
+// TestPerfVersionAsPerftest: -V prints perftest's version line and exits
+// 1, as ib_write_bw -V does.
+func TestPerfVersionAsPerftest(t *testing.T) {
+	var out, errOut bytes.Buffer
+	root := newCmdRoot(&cli.Factory{IO: cli.Test(nil, &out, &errOut), Version: "test"})
+	root.SetArgs([]string{"perf", "-V"})
+	err := root.Execute()
+	if cli.ExitCode(err) != cli.ExitFailed || !cli.IsSilent(err) || out.String() != "Version: 6.06\n" {
+		t.Errorf("perf -V: exit %d (%v), stdout %q", cli.ExitCode(err), err, out.String())
+	}
+}

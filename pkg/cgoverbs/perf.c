@@ -54,6 +54,33 @@ static void pf_clock_stop(struct pf_clock *c) {
 	c->per_tick = ticks1 > c->ticks0 ? (double)(ns1 - c->ns0) / (double)(ticks1 - c->ticks0) : 1.0;
 }
 
+// pf_set_remote points wr at the peer's memory: an RDMA request's or an
+// atomic's fields, as the opcode wants (perftest adds 1, and swaps in 1
+// where it finds 0).
+static void pf_set_remote(struct ibv_send_wr *wr, uint64_t raddr, uint32_t rkey) {
+	if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr->wr.atomic.remote_addr = raddr;
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.compare_add = wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
+		wr->wr.atomic.swap = 1;
+	} else {
+		wr->wr.rdma.remote_addr = raddr;
+		wr->wr.rdma.rkey = rkey;
+	}
+}
+
+int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled) {
+	struct ibv_sge sge = {.addr = laddr, .length = 8, .lkey = lkey};
+	struct ibv_send_wr wr, *bad;
+	memset(&wr, 0, sizeof wr);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = opcode;
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	pf_set_remote(&wr, raddr, rkey);
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 // pf_post_recvs posts n receives of the same memory, 32 per call, each
 // with work request ID wr_id.
 int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
@@ -111,8 +138,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		wr[q].sg_list = &sge[q];
 		wr[q].num_sge = 1;
 		wr[q].opcode = r->opcode;
-		wr[q].wr.rdma.remote_addr = r->raddr[q];
-		wr[q].wr.rdma.rkey = r->rkey[q];
+		pf_set_remote(&wr[q], r->raddr[q], r->rkey[q]);
 	}
 	int timed = r->duration_ns > 0;
 	int64_t iters = timed ? INT64_MAX : r->iters, tot = timed ? INT64_MAX : r->iters * r->nqp;
@@ -287,5 +313,74 @@ int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struc
 	pf_clock_start(&l->clk);
 	int rc = pf_send_lat_loop(qp, scq, rcq, l, posted);
 	pf_clock_stop(&l->clk);
+	return rc;
+}
+
+int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
+	struct ibv_wc wc[PF_POLL_BATCH];
+	int64_t got[PF_MAX_QPS] = {0};
+	int due[PF_MAX_QPS] = {0};
+	int64_t total = r->iters * r->nqp;
+	pf_clock_start(&r->clk);
+	int64_t deadline = r->clk.ns0 + (int64_t)r->idle_ms * 1000000;
+	unsigned spins = 0;
+	int progressed = 0, rc = 0;
+	r->done = 0;
+	r->first = r->last = r->clk.ticks0;
+	while (r->done < total) {
+		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
+		if (ne < 0) {
+			rc = -3 - EIO;
+			break;
+		}
+		if (ne == 0) {
+			if ((++spins & 0xffff) == 0) {
+				int64_t now = pf_now_ns();
+				if (progressed)
+					deadline = now + (int64_t)r->idle_ms * 1000000;
+				else if (now > deadline) {
+					rc = -2;
+					break;
+				}
+				progressed = 0;
+			}
+			continue;
+		}
+		progressed = 1;
+		int64_t now = pf_ticks();
+		if (r->done == 0)
+			r->first = now;
+		r->last = now;
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				r->bad_status = wc[i].status;
+				r->bad_vendor = wc[i].vendor_err;
+				rc = -1;
+				goto out;
+			}
+			if (wc[i].wr_id >= (uint64_t)r->nqp) {
+				r->bad_wr_id = wc[i].wr_id;
+				rc = -4;
+				goto out;
+			}
+			int q = (int)wc[i].wr_id;
+			got[q]++;
+			r->done++;
+			if (got[q] + r->rx_depth <= r->iters)
+				due[q]++;
+		}
+		for (int q = 0; q < r->nqp; q++) {
+			if (due[q] > 0) {
+				int err = pf_post_recvs(r->qp[q], due[q], (uint64_t)q, r->addr[q], r->len, r->lkey);
+				if (err) {
+					rc = -3 - err;
+					goto out;
+				}
+				due[q] = 0;
+			}
+		}
+	}
+out:
+	pf_clock_stop(&r->clk);
 	return rc;
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-const perfAccess = rdma.AccessLocalWrite | rdma.AccessRemoteWrite | rdma.AccessRemoteRead
+// perfAccess lets the peer write, read and run atomics on the buffer.
+const perfAccess = rdma.AccessLocalWrite | rdma.AccessRemoteWrite | rdma.AccessRemoteRead | rdma.Access(C.IBV_ACCESS_REMOTE_ATOMIC)
 
 // NewPerfEndpoint makes one perf endpoint on the device: a PD, a send and
 // a receive CQ shared by the QPs (as perftest), their completion channels
@@ -123,7 +124,16 @@ func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
 	return asRDMAError("ibv_modify_qp", qp.ModifyToRTS(a))
 }
 
-func (e *perfEndpoint) PostSend(wr rdma.SendWR) error { return cmQP{e.qp}.PostSend(wr) }
+func (e *perfEndpoint) PostSend(wr rdma.SendWR) error {
+	if wr.Op == rdma.WRAtomicCmpAndSwp || wr.Op == rdma.WRAtomicFetchAndAdd {
+		if rc := C.pf_post_atomic(e.qp.qp, C.int(wr.Op), C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.LKey),
+			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), cBool(wr.Signaled)); rc != 0 {
+			return rdma.Errorf("ibv_post_send", syscall.Errno(rc))
+		}
+		return nil
+	}
+	return cmQP{e.qp}.PostSend(wr)
+}
 
 func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	q, err := e.qpAt(qp)
@@ -174,6 +184,34 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return res, rdma.ErrTimeout
 	}
 	return res, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc))
+}
+
+func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
+	nqp := len(rv.SGEs)
+	if nqp < 1 || nqp > len(e.qps) || rv.Iters < 1 {
+		return rdma.ReceiveResult{}, fmt.Errorf("receive of %d on %d of %d QPs", rv.Iters, nqp, len(e.qps))
+	}
+	r := C.struct_pf_recv{
+		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len), lkey: C.uint32_t(rv.SGEs[0].LKey),
+		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), idle_ms: timeoutMillis(rv.Idle),
+	}
+	for i, sge := range rv.SGEs {
+		r.qp[i], r.addr[i] = e.qps[i].qp, C.uint64_t(sge.Addr)
+	}
+	rc := C.pf_receive(e.recvCQ.cq, &r)
+	clk := tickClockOf(r.clk)
+	res := rdma.ReceiveResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
+	switch {
+	case rc == 0:
+		return res, nil
+	case rc == -1:
+		return res, &rdma.WCError{Status: rdma.WCStatus(r.bad_status), VendorErr: uint32(r.bad_vendor)}
+	case rc == -2:
+		return res, rdma.ErrTimeout
+	case rc == -4:
+		return res, fmt.Errorf("a completion for QP %d of %d", uint64(r.bad_wr_id), nqp)
+	}
+	return res, rdma.Errorf("ibv_post_recv", syscall.Errno(-3-rc))
 }
 
 func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {

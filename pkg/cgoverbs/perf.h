@@ -47,6 +47,33 @@ struct pf_lat {
 	struct pf_clock clk;
 };
 
+// pf_recv describes one send_bw receiving run (rdma.Receive).
+struct pf_recv {
+	int nqp;
+	struct ibv_qp *qp[PF_MAX_QPS];
+	uint64_t addr[PF_MAX_QPS];
+	uint32_t len, lkey;
+	int64_t iters; // per QP
+	int rx_depth, idle_ms;
+	// out; first and last in ticks of clk
+	int64_t done, first, last;
+	uint32_t bad_status, bad_vendor;
+	uint64_t bad_wr_id;
+	struct pf_clock clk;
+};
+
+// pf_receive takes r->iters messages on each QP from cq, re-posting
+// each QP's receives after a poll while more are due there. Returns 0;
+// -1 on a failed completion (r->bad_*); -2 when idle_ms passed without
+// a message; -3 - errno when posting failed; -4 on a completion of no
+// QP of r (r->bad_wr_id). r->done counts the messages taken.
+int pf_receive(struct ibv_cq *cq, struct pf_recv *r);
+
+// pf_post_atomic posts one atomic (opcode IBV_WR_ATOMIC_*) on the 8
+// bytes at raddr, the old value landing at laddr; 0 or ibv_post_send's
+// error.
+int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled);
+
 // pf_post_recvs posts n receives of the same memory, 32 per call, each
 // with work request ID wr_id; 0 or ibv_post_recv's error.
 int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);

@@ -61,7 +61,7 @@ func (s *session) runRDMABW() error {
 func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
 	t, err := runStream(s.ep, Stream{
-		Test: s.r.Test, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
+		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod,
 		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
 	})
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *session) runSendBW() error {
 			if s.r.Duration > 0 {
 				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration, s.r.margin())
 			} else {
-				t, err = receive(s.ep, s.clock, run)
+				t, err = receive(s.ep, run)
 			}
 			if err != nil {
 				return s.dataErr(err)

@@ -60,7 +60,7 @@ func (s *session) connectDataCM(outReads int) error {
 // depth, without which rdma_cm grants the QPs no remote reads at all.
 func dataConnParam(t Test, outReads int) rdma.ConnParam {
 	p := rdma.ConnParam{RetryCount: cmRetries, RNRRetryCount: cmRetries}
-	if t.IsRead() {
+	if t.fetches() {
 		p.ResponderResources = uint8(min(outReads, 255))
 		p.InitiatorDepth = p.ResponderResources
 	}

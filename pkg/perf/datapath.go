@@ -19,6 +19,7 @@ import (
 // Duration set it runs for that long instead (Iters then bounds nothing).
 type Stream struct {
 	Test     Test
+	Atomic   string // the atomic tests' -A
 	Size     int
 	Iters    int
 	TxDepth  int
@@ -30,12 +31,17 @@ type Stream struct {
 	Idle     time.Duration // the longest wait for any completion
 }
 
-func opcodeOf(t Test) rdma.WROpcode {
+// opcodeOf is the test's operation; atomic names the atomic one.
+func opcodeOf(t Test, atomic string) rdma.WROpcode {
 	switch {
 	case t.IsSend():
 		return rdma.WRSend
 	case t.IsWrite():
 		return rdma.WRRDMAWrite
+	case t.IsAtomic() && atomic == CmpAndSwap:
+		return rdma.WRAtomicCmpAndSwp
+	case t.IsAtomic():
+		return rdma.WRAtomicFetchAndAdd
 	}
 	return rdma.WRRDMARead
 }
@@ -49,7 +55,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 // (or Duration has passed), as perftest's run_iter_bw.
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
-		Op: opcodeOf(s.Test), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
+		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
 		Margin: s.Margin,
 	}
 	for i, r := range s.Remotes {
@@ -113,49 +119,16 @@ func (p *reposts) post(ep rdma.PerfEndpoint) error {
 	return nil
 }
 
-// receive takes the messages of r on the receive CQ the QPs share,
-// re-posting a receive on a message's QP while more are due there, and
-// times the first and the last.
-func receive(ep rdma.PerfEndpoint, clock func() int64, r recvRun) (BWTiming, error) {
-	cq := ep.RecvCQ()
-	var wc [16]rdma.WC
-	var first, last int64
-	total, rcnt := r.Iters*len(r.SGEs), 0
-	got := make([]int, len(r.SGEs))
-	re := reposts{sges: r.SGEs}
-	deadline := time.Now().Add(r.Timeout)
-	for spins := 0; rcnt < total; spins++ {
-		n, err := cq.Poll(wc[:])
-		if err != nil {
-			return BWTiming{}, fmt.Errorf("receive after %d of %d: %w", rcnt, total, err)
-		}
-		if n == 0 {
-			if spins&0xfff == 0xfff && time.Now().After(deadline) {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, syscall.ETIMEDOUT)
-			}
-			continue
-		}
-		last = clock()
-		deadline = time.Now().Add(r.Timeout)
-		if rcnt == 0 {
-			first = last
-		}
-		for _, w := range wc[:n] {
-			q, err := re.qpOf(w)
-			if err != nil {
-				return BWTiming{}, fmt.Errorf("receive %d of %d: %w", rcnt+1, total, err)
-			}
-			got[q]++
-			rcnt++
-			if got[q]+r.RxDepth <= r.Iters {
-				re.due[q]++
-			}
-		}
-		if err := re.post(ep); err != nil {
-			return BWTiming{}, err
-		}
+// receive takes the messages of r on the receive CQ the QPs share, in
+// one call of the endpoint (its loop runs in C), and times the first and
+// the last.
+func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
+	total := r.Iters * len(r.SGEs)
+	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, Idle: r.Timeout})
+	if err != nil {
+		return BWTiming{}, fmt.Errorf("receive %d of %d: %w", res.Completed+1, total, err)
 	}
-	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: uint64(rcnt), NoPeak: true}, nil
+	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{res.First}, Completed: []int64{res.Last}, Count: res.Completed, NoPeak: true}, nil
 }
 
 // receiveFor is send_bw's server with -D: it takes messages for d from the
@@ -213,6 +186,8 @@ func opcodeName(t Test) string {
 		return "SEND"
 	case t.IsWrite():
 		return "RDMA_WRITE"
+	case t.IsAtomic():
+		return "ATOMIC"
 	}
 	return "RDMA_READ"
 }

@@ -187,7 +187,7 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 		}
 		copy(dst, local)
 		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
-	case rdma.WRRDMAWrite, rdma.WRRDMARead:
+	case rdma.WRRDMAWrite, rdma.WRRDMARead, rdma.WRAtomicFetchAndAdd, rdma.WRAtomicCmpAndSwp:
 		remote, err := peer.span(wr.RemoteAddr, wr.Local.Len)
 		if err != nil || wr.RKey != peer.RKey() {
 			status = rdma.WCRemAccessErr
@@ -348,6 +348,51 @@ func stepClock() func() int64 {
 }
 
 func init() { sessionClock = stepClock }
+
+// Receive is send_bw's receiving loop over the fake CQ, stamped with
+// the session's clock as the C loop stamps with the CPU's counter.
+func (e *fakeEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
+	cq := e.RecvCQ()
+	var wc [16]rdma.WC
+	var res rdma.ReceiveResult
+	total := uint64(r.Iters * len(r.SGEs))
+	got := make([]int, len(r.SGEs))
+	re := reposts{sges: r.SGEs}
+	clock := sessionClock()
+	deadline := time.Now().Add(r.Idle)
+	for spins := 0; res.Completed < total; spins++ {
+		n, err := cq.Poll(wc[:])
+		if err != nil {
+			return res, err
+		}
+		if n == 0 {
+			if spins&0xfff == 0xfff && time.Now().After(deadline) {
+				return res, rdma.ErrTimeout
+			}
+			continue
+		}
+		res.Last = clock()
+		deadline = time.Now().Add(r.Idle)
+		if res.Completed == 0 {
+			res.First = res.Last
+		}
+		for _, w := range wc[:n] {
+			q, err := re.qpOf(w)
+			if err != nil {
+				return res, err
+			}
+			got[q]++
+			res.Completed++
+			if got[q]+r.RxDepth <= r.Iters {
+				re.due[q]++
+			}
+		}
+		if err := re.post(e); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
 
 // SendPingPong is send_lat's busy loop over the fabric, with stamps 20 µs
 // apart.

@@ -130,6 +130,13 @@ var Flags = []Flag{
 		Check: latencyOnly("-H", " Available only on Latency tests")},
 	{Long: "report-unsorted", Short: "U", Usage: "latency tests: print every sample in the order measured", Value: func(v *FlagValues) any { return &v.Unsorted },
 		Check: latencyOnly("-U", " is Available only on Latency tests")},
+	{Long: "atomic_type", Short: "A", Usage: "the atomic tests' operation: CMP_AND_SWAP or FETCH_AND_ADD (default)", Value: func(v *FlagValues) any { return &v.AtomicType },
+		Check: func(t Test, v *FlagValues) error {
+			if v.AtomicType != FetchAndAdd && v.AtomicType != CmpAndSwap {
+				return refuse("-A", v.AtomicType, "Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}")
+			}
+			return nil
+		}},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -159,7 +166,6 @@ var Flags = []Flag{
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "outs", Short: "o", TakesArg: true, Refused: "rdmactl has no outstanding reads setting yet"},
-	{Long: "atomic_type", Short: "A", TakesArg: true, Refused: "rdmactl has no atomic tests yet"},
 	{Long: "reversed", Refused: "rdmactl's client always sends"},
 	{Long: "run_infinitely", Refused: "rdmactl runs -n iterations or -D seconds"},
 	{Long: "cpu_util", Refused: "rdmactl reports the CPU time per iteration with --json instead"},
@@ -209,11 +215,15 @@ func checkConn(t Test, c string) error {
 			return refuse("-c", c, "UD connection only possible in SEND verb")
 		}
 	case "UC":
-		if t.IsRead() {
+		if t.fetches() {
 			return refuse("-c", c, "UC connection not possible in READ/ATOMIC verbs")
 		}
-	case "XRC", "DC", "SRD":
-		return fmt.Errorf("-c %s: rdmactl runs RC only (and rxe has no %s)", c, c)
+	case "DC":
+		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC only)")
+	case "XRC":
+		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC only)")
+	case "SRD":
+		return fmt.Errorf("-c SRD: rdmactl runs RC only (SRD is EFA's)")
 	default:
 		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
 	}

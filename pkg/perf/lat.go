@@ -83,7 +83,7 @@ func (s *session) pingPong(size int) error {
 		s.pinger = newPinger(s.ep, s.clock, s.r.BusyPoll)
 	}
 	p := PingPong{
-		Test: s.r.Test, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
+		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
 		LocalOff: s.r.BufSize, RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout,
 	}

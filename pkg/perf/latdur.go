@@ -241,7 +241,7 @@ func (g *pinger) writeUntilEnd(p PingPong, c *durClock, pollOff int) (int, error
 }
 
 func (g *pinger) readFor(p PingPong, c *durClock) error {
-	wr := rdma.SendWR{Op: rdma.WRRDMARead, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
 	c.begin(time.Now())
 	for i := 1; c.tick(time.Now()) != durEnd; i++ {
 		if err := g.ep.PostSend(wr); err != nil {

@@ -38,9 +38,16 @@ type Options struct {
 	SL           int  // -S; only 0
 	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
 	Output       string
-	Histogram    bool // -H
-	Unsorted     bool // -U
+	Histogram    bool   // -H
+	Unsorted     bool   // -U
+	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 }
+
+// The atomic tests' operations (-A), in perftest's spelling.
+const (
+	FetchAndAdd = "FETCH_AND_ADD"
+	CmpAndSwap  = "CMP_AND_SWAP"
+)
 
 // Perftest's defaults (perftest_parameters.h).
 const (
@@ -60,6 +67,7 @@ const (
 	cycleBuffer     = 4096
 	cacheLine       = 64
 	noPeakIters     = 20000
+	atomicSize      = 8
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -145,6 +153,18 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.QPs > rdma.MaxPerfQPs {
 		return r, fmt.Errorf("-q %d: rdmactl runs 1 to %d QPs", r.QPs, rdma.MaxPerfQPs)
 	}
+	if o.Test.IsAtomic() {
+		if r.Size != 0 && r.Size != atomicSize {
+			return r, fmt.Errorf("-s %d: the atomic tests move %d bytes", r.Size, atomicSize)
+		}
+		if r.All {
+			return r, fmt.Errorf("-a: the atomic tests move %d bytes only", atomicSize)
+		}
+		r.Size = atomicSize
+		if r.AtomicType == "" {
+			r.AtomicType = FetchAndAdd
+		}
+	}
 	if r.Size == 0 {
 		r.Size = defSizeBW
 		if o.Test.Latency() {
@@ -178,7 +198,7 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.RxDepth != 0 && (r.RxDepth < minRx || r.RxDepth > maxRx) {
 		return r, refuse("-r", r.RxDepth, rangeTexts["-r"])
 	}
-	if r.RxDepth > 1 && o.Test.IsRead() {
+	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
 	if r.TxDepth == 0 {
@@ -247,6 +267,12 @@ func (r Resolved) margin() time.Duration {
 		return *r.Margin
 	}
 	return time.Duration(int(r.Duration/time.Second)/4) * time.Second
+}
+
+// warnLargeCQMod says whether perftest's parser warns that -Q moderates
+// the completions of large messages (it drops its own moderation there).
+func (r Resolved) warnLargeCQMod() bool {
+	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events
 }
 
 // qpTimeout is -u, or perftest's default.

@@ -12,6 +12,7 @@ import (
 // PingPong is one latency run.
 type PingPong struct {
 	Test       Test
+	Atomic     string // the atomic tests' -A
 	Client     bool
 	Size       int
 	Iters      int
@@ -135,14 +136,14 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 
 func (g *pinger) read(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
-	wr := rdma.SendWR{Op: rdma.WRRDMARead, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
 	for i := range posted {
 		posted[i] = g.clock()
 		if err := g.ep.PostSend(wr); err != nil {
 			return nil, err
 		}
 		if err := g.wait(g.ep.SendCQ(), g.sendWait, p.Timeout); err != nil {
-			return nil, fmt.Errorf("read %d of %d: %w", i+1, p.Iters, err)
+			return nil, fmt.Errorf("%s %d of %d: %w", opcodeName(p.Test), i+1, p.Iters, err)
 		}
 	}
 	return posted, nil

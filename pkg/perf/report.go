@@ -35,6 +35,8 @@ type HeaderInfo struct {
 	Inline   int
 	OutReads int
 	RDMACM   bool
+	Events   bool   // -e
+	Atomic   string // the atomic tests' -A
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -45,7 +47,14 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	if h.Test.Latency() {
 		kind = "Latency "
 	}
-	fmt.Fprintf(&b, "                    %s %sTest\n", h.Test.Verb(), kind)
+	verb := h.Test.Verb()
+	if h.Test.IsAtomic() {
+		verb += " " + h.Atomic
+	}
+	fmt.Fprintf(&b, "                    %s %sTest\n", verb, kind)
+	if h.Events {
+		fmt.Fprintf(&b, " Test with events. Using %s_comp0\n", h.Device)
+	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", h.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", h.QPs)
 	b.WriteString(" Connection type : RC\t\tUsing SRQ      : OFF\n")
@@ -74,7 +83,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	if h.GIDIndex >= 0 {
 		fmt.Fprintf(&b, " GID index       : %d\n", h.GIDIndex)
 	}
-	if h.Test.IsRead() {
+	if h.Test.fetches() {
 		fmt.Fprintf(&b, " Outstand reads  : %d\n", h.OutReads)
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", h.Inline)
@@ -109,7 +118,7 @@ func WriteAddress(w io.Writer, side string, t Test, d Dest, withGID bool) {
 	if t.IsRead() {
 		fmt.Fprintf(&b, " OUT %s", cHex(uint64(d.OutReads), 4))
 	}
-	if !t.IsSend() {
+	if !t.IsSend() && !t.IsAtomic() {
 		fmt.Fprintf(&b, " RKey %s VAddr %s", cHex(uint64(d.RKey), 8), cHex(d.VAddr, 16))
 	}
 	b.WriteByte('\n')

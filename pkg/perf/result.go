@@ -97,7 +97,7 @@ func (res *Result) setup(s *session, outReads int) {
 	res.Device = s.devName
 	res.GIDIndex = s.gidIdx
 	res.MTU = mtuBytes(s.mtu)
-	if s.r.Test.IsRead() {
+	if s.r.Test.fetches() {
 		res.OutReads = outReads
 	}
 }

@@ -83,6 +83,9 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 		s.numOut = io.Discard
 	}
 	defer s.close()
+	if r.warnLargeCQMod() {
+		io.WriteString(s.out, resultLine+"Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n")
+	}
 	if err := s.openDevice(v); err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 		return nil, err
 	}
 	switch {
-	case r.Test == WriteBW || r.Test == ReadBW:
+	case r.Test == WriteBW || r.Test == ReadBW || r.Test == AtomicBW:
 		err = s.runRDMABW()
 	case r.Test == SendBW:
 		err = s.runSendBW()
@@ -112,7 +115,7 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	case r.Test == WriteLat:
 		err = s.runWriteLat()
 	default:
-		err = s.runReadLat()
+		err = s.runReadLat() // and atomic_lat
 	}
 	if err != nil {
 		return nil, err
@@ -256,7 +259,7 @@ func (s *session) prepare() error {
 		return err
 	}
 	outReads := 1
-	if s.r.Test.IsRead() {
+	if s.r.Test.fetches() {
 		if outReads, err = maxReads(s.dev); err != nil {
 			return err
 		}
@@ -285,7 +288,8 @@ func (s *session) prepare() error {
 	WriteHeader(s.out, HeaderInfo{
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
-		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM,
+		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
+		Atomic: s.r.AtomicType,
 	})
 	return nil
 }

@@ -366,3 +366,47 @@ func TestOutputPrintsOneNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestParserLinesAsPerftest: -Q above 1 on messages above 8192 bytes
+// prints perftest's warning first (before the server's banner), and -e
+// names the completion channel under the title, as ib_*_bw prints them.
+func TestParserLinesAsPerftest(t *testing.T) {
+	srv, cli := runBoth(t, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, CQModeration: 4})
+	warn := resultLine + "Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n"
+	if !strings.HasPrefix(srv, warn+"\n****") || !strings.HasPrefix(cli, warn+resultLine) || !strings.Contains(cli, " CQ Moderation   : 4\n") {
+		t.Errorf("-Q 4 of 65536 bytes:\nserver %q\nclient %q", srv[:min(len(srv), 300)], cli[:min(len(cli), 300)])
+	}
+	srv, cli = runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Events: true})
+	for _, out := range []string{srv, cli} {
+		if !regexp.MustCompile(`                    Send Latency Test\n Test with events. Using \w+_comp0\n Dual-port`).MatchString(out) {
+			t.Errorf("-e header:\n%s", out)
+		}
+	}
+}
+
+// TestAtomicTests: atomic_bw and atomic_lat run as read_bw and read_lat
+// do, on 8 bytes, with the operation of -A in the title and no RKey or
+// OUT in the address lines (as ib_atomic_bw and ib_atomic_lat print).
+func TestAtomicTests(t *testing.T) {
+	for _, c := range []struct {
+		test   Test
+		atomic string
+		title  string
+	}{
+		{AtomicBW, "", "Atomic FETCH_AND_ADD BW Test"},
+		{AtomicBW, CmpAndSwap, "Atomic CMP_AND_SWAP BW Test"},
+		{AtomicLat, FetchAndAdd, "Atomic FETCH_AND_ADD Latency Test"},
+	} {
+		srv, cli := runBoth(t, Options{Test: c.test, AtomicType: c.atomic, GIDIndex: 1, IBPort: 1, Iters: 50})
+		row := regexp.MustCompile(`(?m)^ 8 +(50|100) `)
+		if !strings.Contains(cli, "                    "+c.title+"\n") || !row.MatchString(cli) || !strings.Contains(cli, " Outstand reads  : ") {
+			t.Errorf("%s -A %s client:\n%s", c.test, c.atomic, cli)
+		}
+		if strings.Contains(srv+cli, " RKey ") || strings.Contains(srv+cli, " OUT ") {
+			t.Errorf("%s: address lines with RKey or OUT:\n%s", c.test, cli)
+		}
+	}
+	if _, err := (Options{Test: AtomicBW, Size: 16}).Resolve(); err == nil {
+		t.Error("atomic_bw -s 16 was taken")
+	}
+}

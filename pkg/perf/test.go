@@ -16,9 +16,11 @@ const (
 	SendLat
 	WriteLat
 	ReadLat
+	AtomicBW
+	AtomicLat
 )
 
-var testNames = [...]string{"send_bw", "write_bw", "read_bw", "send_lat", "write_lat", "read_lat"}
+var testNames = [...]string{"send_bw", "write_bw", "read_bw", "send_lat", "write_lat", "read_lat", "atomic_bw", "atomic_lat"}
 
 func (t Test) String() string { return testNames[t] }
 
@@ -37,12 +39,18 @@ func ParseTest(s string) (Test, error) {
 }
 
 // Latency says whether t is a latency (ping-pong) test.
-func (t Test) Latency() bool { return t >= SendLat }
+func (t Test) Latency() bool { return t == SendLat || t == WriteLat || t == ReadLat || t == AtomicLat }
 
 // IsSend, IsWrite and IsRead name the verb the test measures.
-func (t Test) IsSend() bool  { return t == SendBW || t == SendLat }
-func (t Test) IsWrite() bool { return t == WriteBW || t == WriteLat }
-func (t Test) IsRead() bool  { return t == ReadBW || t == ReadLat }
+func (t Test) IsSend() bool   { return t == SendBW || t == SendLat }
+func (t Test) IsWrite() bool  { return t == WriteBW || t == WriteLat }
+func (t Test) IsRead() bool   { return t == ReadBW || t == ReadLat }
+func (t Test) IsAtomic() bool { return t == AtomicBW || t == AtomicLat }
+
+// fetches says whether the test's requests bring data back (RDMA reads
+// and atomics): they are bounded by the outstanding reads both sides
+// advertise.
+func (t Test) fetches() bool { return t.IsRead() || t.IsAtomic() }
 
 // Verb is perftest's name of the verb in its headers.
 func (t Test) Verb() string {
@@ -51,13 +59,15 @@ func (t Test) Verb() string {
 		return "Send"
 	case t.IsWrite():
 		return "RDMA_Write"
+	case t.IsAtomic():
+		return "Atomic"
 	}
 	return "RDMA_Read"
 }
 
 // rttFactor: ping-pong tests time two trips per sample, reads one.
 func (t Test) rttFactor() int {
-	if t.IsRead() {
+	if t.fetches() {
 		return 1
 	}
 	return 2

@@ -37,6 +37,14 @@ type PerfConfig struct {
 	Events bool
 }
 
+// The atomic operations perf runs (IBV_WR_ATOMIC_*): on 8 bytes of the
+// peer's memory, which comes back in the local SGE. Through a
+// PerfEndpoint's PostSend and Stream only.
+const (
+	WRAtomicCmpAndSwp   WROpcode = 5
+	WRAtomicFetchAndAdd WROpcode = 6
+)
+
 // MaxPerfQPs bounds PerfConfig.QPs.
 const MaxPerfQPs = 16
 
@@ -63,6 +71,9 @@ type PerfEndpoint interface {
 	PostRecvs(qp, n int, sge SGE) error
 	// Stream is a bandwidth test's active side in one call: see Stream.
 	Stream(s Stream) (StreamResult, error)
+	// Receive is send_bw's receiving side of one size in one call: see
+	// Receive.
+	Receive(r Receive) (ReceiveResult, error)
 	// SendPingPong is send_lat's loop with busy polling in one call: see
 	// SendPingPong.
 	SendPingPong(p SendPingPong) error
@@ -129,4 +140,23 @@ type SendPingPong struct {
 	Client      bool
 	Idle        time.Duration
 	Posted      []int64
+}
+
+// Receive is send_bw's receiving side of one size, perftest's
+// run_iter_bw_server: Iters messages on each QP of SGEs (one per QP, whose
+// RxDepth receives the caller posted), taken from the shared receive CQ
+// up to 16 per poll, each QP's receives re-posted after a poll while more
+// are due there. Idle bounds the wait for any message.
+type Receive struct {
+	SGEs    []SGE
+	Iters   int
+	RxDepth int
+	Idle    time.Duration
+}
+
+// ReceiveResult is how many messages came and the monotonic nanosecond
+// stamps of the polls that took the first and the last.
+type ReceiveResult struct {
+	Completed   uint64
+	First, Last int64
 }

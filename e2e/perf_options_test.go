@@ -1,0 +1,98 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// perfOptionCases are the options people type daily that rdmactl takes,
+// each run against the real perftest in both roles.
+var perfOptionCases = []struct {
+	test, args string
+	check      func(t *testing.T, side string, r result, peer result)
+}{
+	{"write_bw", "-Q 4", headerHas(" CQ Moderation   : 4\n")},
+	{"send_bw", "-Q 4", headerHas(" CQ Moderation   : 4\n")},
+	{"write_bw", "-N", clientPeakZero},
+	{"write_bw", "-u 16", nil},
+	{"write_bw", "-S 0", nil},
+	{"write_bw", "-c RC", nil},
+	{"write_bw", "--report_gbit", headerHas("BW peak[Gb/sec]")},
+	{"write_bw", "--output=bandwidth", oneNumber},
+	{"send_bw", "--output=message_rate", oneNumber},
+	{"write_lat", "--output=latency", oneNumber},
+	{"write_lat", "-H", sameSamples},
+	{"send_lat", "-U", sameSamples},
+	{"send_lat", "-e", nil},
+	{"write_bw", "-D 4 -f 1", nil},
+}
+
+func headerHas(s string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, _ result) {
+		if !strings.Contains(r.Stdout, s) {
+			t.Errorf("rdmactl %s lacks %q:\n%s", side, s, r.Stdout)
+		}
+	}
+}
+
+// clientPeakZero: with -N the bandwidth client prints a peak of 0.00
+// (the server prints the client's row).
+func clientPeakZero(t *testing.T, side string, r, _ result) {
+	if m := bwRow.FindStringSubmatch(r.Stdout); m == nil || m[3] != "0.00" {
+		t.Errorf("rdmactl %s with -N: row %q, want BW peak 0.00", side, m)
+	}
+}
+
+var oneNumberOut = regexp.MustCompile(`^\d+\.\d{6}\n$`)
+
+// oneNumber: --output prints the number alone on both sides.
+func oneNumber(t *testing.T, side string, r, peer result) {
+	if !oneNumberOut.MatchString(r.Stdout) || !oneNumberOut.MatchString(peer.Stdout) {
+		t.Errorf("--output: rdmactl %s %q, perftest %q", side, r.Stdout, peer.Stdout)
+	}
+}
+
+var sampleLine = regexp.MustCompile(`(?m)^\d+, \d+(\.\d+)?(e[+-]\d+)?$`)
+
+// sameSamples: -H and -U list as many samples as perftest's, in its form.
+func sameSamples(t *testing.T, side string, r, peer result) {
+	ours, theirs := sampleLine.FindAllString(r.Stdout, -1), sampleLine.FindAllString(peer.Stdout, -1)
+	if strings.Count(r.Stdout, "#, usec\n") != strings.Count(peer.Stdout, "#, usec\n") || len(ours) == 0 || len(ours) != len(theirs) {
+		t.Errorf("rdmactl %s listed %d samples, perftest %d:\n%s\n%s", side, len(ours), len(theirs), r.Stdout, peer.Stdout)
+	}
+}
+
+// TestSinglePerfOptionsInterop: each option people type daily, rdmactl
+// against ib_TEST with the same option, in both roles: both exit 0 and
+// print what perftest prints.
+func TestSinglePerfOptionsInterop(t *testing.T) {
+	requireRole(t, "single")
+	for _, c := range perfOptionCases {
+		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(c.test+" "+c.args+"/"+roles[0]+"-server", func(t *testing.T) {
+				args := append([]string{"-d", "rxe0", "-x", "1", "-n", "20"}, strings.Fields(c.args)...)
+				if strings.HasPrefix(c.args, "-D") {
+					args = append([]string{"-d", "rxe0", "-x", "1"}, strings.Fields(c.args)...)
+				}
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), args...)
+				if srv.Code != 0 || cli.Code != 0 {
+					t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+				}
+				ours, peer, side := cli, srv, "client"
+				if roles[0] == "rdmactl" {
+					ours, peer, side = srv, cli, "server"
+				}
+				if c.check == nil {
+					checkPerf(t, c.test, srv, cli)
+					return
+				}
+				if c.check != nil {
+					c.check(t, side, ours, peer)
+				}
+			})
+		}
+	}
+}
