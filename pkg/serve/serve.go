@@ -137,11 +137,12 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		// The largest buffer rping allows, so that a client's -S of any
 		// size fits (the server reads what the client advertises).
 		o := &ping.Options{CM: cfg.RDMA, Addr: cfg.Addr, Port: b.CMPort, Size: ping.MaxSize, Timeout: cfg.Timeout}
-		g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
+		g, busy := newGate(cfg.MaxSessions, cfg.MaxPerPeer), newBusyLog(TestPing, cfg.log)
+		defer busy.flush()
 		admit := func(peer netip.Addr) (func(), error) {
 			p := peer.Unmap().String()
 			if err := g.enter(p); err != nil {
-				cfg.log(Entry{Time: time.Now(), Peer: p, Test: TestPing, Error: err.Error(), Hint: busyHint})
+				busy.note(p, err)
 				return nil, err
 			}
 			return func() { g.leave(p) }, nil
@@ -198,11 +199,13 @@ const busyHint = "retry later; if this load is expected, raise serve's --max-ses
 
 // accept hands each client of ln to session, in its own goroutine, and
 // logs what it returns with the client's address, start and duration.
-// A client beyond the port's bounds is closed at once with a busy line.
+// A client beyond the port's bounds is closed at once with a busy line
+// (busyLog).
 // When ctx ends it closes the connections still open, which ends their
 // sessions, and waits for them.
 func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, session func(net.Conn) Entry) {
-	g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
+	g, busy := newGate(cfg.MaxSessions, cfg.MaxPerPeer), newBusyLog(test, cfg.log)
+	defer busy.flush()
 	var (
 		mu   sync.Mutex
 		open = map[net.Conn]struct{}{}
@@ -244,7 +247,7 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 		peer := peerOf(c)
 		if err := g.enter(peer); err != nil {
 			_ = c.Close()
-			cfg.log(Entry{Time: time.Now(), Peer: peer, Test: test, Error: err.Error(), Hint: busyHint})
+			busy.note(peer, err)
 			continue
 		}
 		mu.Lock()
