@@ -50,7 +50,8 @@ type Config struct {
 	// responder of a loopback smoke run); a PerfPort of 0 picks its own.
 	CMPort, TCPPort, PerfPort int
 	// Timeout bounds each step of a client session: an idle or vanished
-	// client releases its QP after this long.
+	// client releases its QP after this long. It bounds a write_bw or RC
+	// demo session as a whole too.
 	Timeout time.Duration
 	// FirstByte bounds the wait for a TCP client's first byte (RC demo,
 	// perftest), which arrives at once from a real client.
@@ -274,7 +275,7 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 
 // demoSession runs the RC example's server side on c with the device that
 // carries the address the client reached, its GID chosen from that address.
-// A real client's whole session takes well under a second: the step
+// A real client's whole session takes a few seconds at most: the step
 // timeout bounds all of it.
 func (cfg Config) demoSession(c net.Conn) Entry {
 	opts := demo.Options{RDMA: cfg.RDMA, IBPort: 1, GIDAuto: true, TCPPort: cfg.TCPPort, Timeout: cfg.Timeout}
