@@ -29,6 +29,7 @@ var caseOptions = map[string]devinfo.Options{
 	"d-rxe1-i-1":   {Device: "rxe1", Port: "1"},
 	"v-d-rxe0-i-1": {Verbose: true, Device: "rxe0", Port: "1"},
 	"d-nosuch":     {Device: "nosuch"},
+	"d-empty":      {Named: true},
 	"i-0":          {Port: "0"},
 	"i-99":         {Port: "99"},
 	"i-2":          {Port: "2"},

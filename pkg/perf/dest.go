@@ -88,10 +88,13 @@ func DecodeDest(rec []byte, withGID bool) (Dest, error) {
 		}
 		return v
 	}
+	// QP numbers and PSNs are 24 bits, and perftest writes the reads in
+	// flight in 4 digits: a wider value is no record perftest sends (nor
+	// one Encode could write back in the record's size).
 	d.LID = uint16(num(0, 16))
-	d.OutReads = uint32(num(1, 32))
-	d.QPN = uint32(num(2, 32))
-	d.PSN = uint32(num(3, 32))
+	d.OutReads = uint32(num(1, 16))
+	d.QPN = uint32(num(2, 24))
+	d.PSN = uint32(num(3, 24))
 	d.RKey = uint32(num(4, 32))
 	d.VAddr = num(5, 64)
 	next := 6

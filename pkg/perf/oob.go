@@ -213,9 +213,9 @@ func (r BWReport) Check() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"peak bandwidth", r.BWPeak}, {"average bandwidth", r.BWAvg}, {"message rate", r.MsgRate}} {
+	}{{"a peak bandwidth", r.BWPeak}, {"an average bandwidth", r.BWAvg}, {"a message rate", r.MsgRate}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-			return fmt.Errorf("the peer reported a %s of %v", f.name, f.v)
+			return fmt.Errorf("the peer reported %s of %v", f.name, f.v)
 		}
 	}
 	if r.Size < 1 || r.Size > maxReportedSize {

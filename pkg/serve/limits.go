@@ -86,3 +86,59 @@ func (b *boundedConn) SetReadDeadline(t time.Time) error {
 func (b *boundedConn) SetWriteDeadline(t time.Time) error {
 	return b.Conn.SetWriteDeadline(b.clamp(t))
 }
+
+// busyLog writes a port's busy lines, at most one a second per peer: a
+// flood of connections must not become a flood of log lines. A line
+// counts the clients turned away since the previous one.
+type busyLog struct {
+	mu   sync.Mutex
+	test string
+	log  func(Entry)
+	last map[string]time.Time
+	held map[string]int // turned away and not yet logged
+}
+
+func newBusyLog(test string, log func(Entry)) *busyLog {
+	return &busyLog{test: test, log: log, last: map[string]time.Time{}, held: map[string]int{}}
+}
+
+// note records that peer was turned away for why.
+func (b *busyLog) note(peer string, why error) {
+	now := time.Now()
+	b.mu.Lock()
+	n := b.held[peer] + 1
+	if now.Sub(b.last[peer]) < time.Second {
+		b.held[peer] = n
+		b.mu.Unlock()
+		return
+	}
+	if len(b.last) >= 4096 { // many peers: forget the quiet ones
+		for p, t := range b.last {
+			if now.Sub(t) >= time.Second && b.held[p] == 0 {
+				delete(b.last, p)
+			}
+		}
+	}
+	b.last[peer] = now
+	delete(b.held, peer)
+	b.mu.Unlock()
+	b.write(now, peer, why.Error(), n)
+}
+
+// flush logs the clients turned away since each peer's last line.
+func (b *busyLog) flush() {
+	b.mu.Lock()
+	held := b.held
+	b.held = map[string]int{}
+	b.mu.Unlock()
+	for peer, n := range held {
+		b.write(time.Now(), peer, "busy", n)
+	}
+}
+
+func (b *busyLog) write(at time.Time, peer, msg string, n int) {
+	if n > 1 {
+		msg += fmt.Sprintf(" (%d clients of %s turned away since the last line)", n, peer)
+	}
+	b.log(Entry{Time: at, Peer: peer, Test: b.test, Error: msg, Hint: busyHint})
+}

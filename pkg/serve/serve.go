@@ -50,7 +50,8 @@ type Config struct {
 	// responder of a loopback smoke run); a PerfPort of 0 picks its own.
 	CMPort, TCPPort, PerfPort int
 	// Timeout bounds each step of a client session: an idle or vanished
-	// client releases its QP after this long.
+	// client releases its QP after this long. It bounds a write_bw or RC
+	// demo session as a whole too.
 	Timeout time.Duration
 	// FirstByte bounds the wait for a TCP client's first byte (RC demo,
 	// perftest), which arrives at once from a real client.
@@ -137,11 +138,12 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		// The largest buffer rping allows, so that a client's -S of any
 		// size fits (the server reads what the client advertises).
 		o := &ping.Options{CM: cfg.RDMA, Addr: cfg.Addr, Port: b.CMPort, Size: ping.MaxSize, Timeout: cfg.Timeout}
-		g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
+		g, busy := newGate(cfg.MaxSessions, cfg.MaxPerPeer), newBusyLog(TestPing, cfg.log)
+		defer busy.flush()
 		admit := func(peer netip.Addr) (func(), error) {
 			p := peer.Unmap().String()
 			if err := g.enter(p); err != nil {
-				cfg.log(Entry{Time: time.Now(), Peer: p, Test: TestPing, Error: err.Error(), Hint: busyHint})
+				busy.note(p, err)
 				return nil, err
 			}
 			return func() { g.leave(p) }, nil
@@ -198,11 +200,13 @@ const busyHint = "retry later; if this load is expected, raise serve's --max-ses
 
 // accept hands each client of ln to session, in its own goroutine, and
 // logs what it returns with the client's address, start and duration.
-// A client beyond the port's bounds is closed at once with a busy line.
+// A client beyond the port's bounds is closed at once with a busy line
+// (busyLog).
 // When ctx ends it closes the connections still open, which ends their
 // sessions, and waits for them.
 func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, session func(net.Conn) Entry) {
-	g := newGate(cfg.MaxSessions, cfg.MaxPerPeer)
+	g, busy := newGate(cfg.MaxSessions, cfg.MaxPerPeer), newBusyLog(test, cfg.log)
+	defer busy.flush()
 	var (
 		mu   sync.Mutex
 		open = map[net.Conn]struct{}{}
@@ -244,7 +248,7 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 		peer := peerOf(c)
 		if err := g.enter(peer); err != nil {
 			_ = c.Close()
-			cfg.log(Entry{Time: time.Now(), Peer: peer, Test: test, Error: err.Error(), Hint: busyHint})
+			busy.note(peer, err)
 			continue
 		}
 		mu.Lock()
@@ -271,7 +275,7 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 
 // demoSession runs the RC example's server side on c with the device that
 // carries the address the client reached, its GID chosen from that address.
-// A real client's whole session takes well under a second: the step
+// A real client's whole session takes a few seconds at most: the step
 // timeout bounds all of it.
 func (cfg Config) demoSession(c net.Conn) Entry {
 	opts := demo.Options{RDMA: cfg.RDMA, IBPort: 1, GIDAuto: true, TCPPort: cfg.TCPPort, Timeout: cfg.Timeout}

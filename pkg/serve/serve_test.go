@@ -279,3 +279,22 @@ func TestLogKeepsEveryLine(t *testing.T) {
 		t.Errorf("stopped line %q", stopped.String())
 	}
 }
+
+// A flood of turned-away clients makes one busy line a second per peer,
+// each counting the clients since the last.
+func TestBusyLogIsRateLimited(t *testing.T) {
+	var lines []Entry
+	b := newBusyLog(TestDemo, func(e Entry) { lines = append(lines, e) })
+	why := errors.New("busy: 16 sessions of 10.9.0.2 already run on this port (--max-per-peer)")
+	for i := 0; i < 100; i++ {
+		b.note("10.9.0.2", why)
+	}
+	b.note("10.9.0.3", why)
+	if len(lines) != 2 || lines[0].Error != why.Error() || lines[0].Peer != "10.9.0.2" || lines[1].Peer != "10.9.0.3" {
+		t.Fatalf("lines %+v", lines)
+	}
+	b.flush()
+	if len(lines) != 3 || !strings.Contains(lines[2].Error, "(99 clients of 10.9.0.2 turned away since the last line)") || lines[2].Hint == "" {
+		t.Fatalf("after flush: %+v", lines)
+	}
+}

@@ -11,7 +11,7 @@ import (
 func FuzzReadPeers(f *testing.F) {
 	f.Add([]byte("10.9.0.1\n# comment\nnode5.example.com extra\n\nfd09::1\n"))
 	f.Add([]byte("-bad-\n"))
-	f.Add([]byte(strings.Repeat("a", 70000)))
+	f.Add([]byte(strings.Repeat("a", 300)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		peers, err := ReadPeers(bytes.NewReader(b), "peers.txt")
 		if err != nil {
