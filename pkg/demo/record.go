@@ -49,6 +49,20 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// NotFromADemo says why r cannot be a record an RC demo sent, or "" when
+// it can be. A QP number is 24 bits wide and 0 and 1 are the management
+// QPs, never an RC QP: text (an HTTP request, a banner) fails the first
+// test, since its bytes 12 to 15 are printable characters.
+func (r Record) NotFromADemo() string {
+	switch {
+	case r.QPNum > 1<<24-1:
+		return fmt.Sprintf("its QP number 0x%x is wider than 24 bits", r.QPNum)
+	case r.QPNum < 2:
+		return fmt.Sprintf("its QP number %d is a management QP's", r.QPNum)
+	}
+	return ""
+}
+
 // ReadRecord reads one record; a peer that closes early is an error.
 func ReadRecord(rd io.Reader) (Record, error) {
 	var b [RecordSize]byte
