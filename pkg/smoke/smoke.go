@@ -8,6 +8,7 @@ package smoke
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -151,15 +152,25 @@ func runOne(ctx context.Context, c Check, peer string, timeout time.Duration) Re
 	select {
 	case res = <-done:
 	case <-afterGrace(cctx, timeout):
-		res = Result{Message: ErrTimedOut.Error() + " after " + timeout.String()}
+		res = Result{Message: stopped(ctx, timeout, time.Since(start))}
 	}
 	res.Check = c.Name
 	res.Duration = time.Since(start)
 	res.Seconds = res.Duration.Seconds()
 	if !res.OK && res.Message == "" && cctx.Err() != nil {
-		res.Message = ErrTimedOut.Error() + " after " + timeout.String()
+		res.Message = stopped(ctx, timeout, res.Duration)
 	}
 	return res
+}
+
+// stopped says why a check's context ended: the run was interrupted
+// (SIGINT, SIGTERM), after the time the check had run, or the check's own
+// bound passed.
+func stopped(run context.Context, timeout, ran time.Duration) string {
+	if run.Err() != nil {
+		return fmt.Sprintf("interrupted after %v", ran.Round(100*time.Millisecond))
+	}
+	return ErrTimedOut.Error() + " after " + timeout.String()
 }
 
 // checkGrace is how long a check may take to return after its context ends.

@@ -89,6 +89,24 @@ func TestRunReportsContextTimeout(t *testing.T) {
 	}
 }
 
+// An interrupted run (SIGINT) says so, with the time the check ran, not
+// "timed out" with the check's bound: for a check that returns when its
+// context ends and for one that does not.
+func TestRunReportsInterruption(t *testing.T) {
+	waits := func(ctx context.Context, peer string) Result { <-ctx.Done(); return Result{} }
+	hang := func(ctx context.Context, peer string) Result { select {} }
+	for name, run := range map[string]CheckFunc{"returns": waits, "hangs": hang} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		r := Run(ctx, Plan{PerPeer: []Check{{Name: "demo", Run: run}}, Peers: []string{"x"}, Timeout: 8 * time.Second})
+		c := r.Peers[0].Checks[0]
+		if c.OK || !strings.HasPrefix(c.Message, "interrupted after ") || strings.Contains(c.Message, "8s") {
+			t.Errorf("%s: %+v, want interrupted after the time it ran", name, c)
+		}
+		cancel()
+	}
+}
+
 func sampleReport() Report {
 	return Report{
 		Local: []Result{{Check: "doctor", OK: true, Seconds: 0.2}},
