@@ -20,14 +20,20 @@ type IOStreams struct {
 	// colorEnabled is true only when Out is a terminal, NO_COLOR is unset
 	// and --no-color was not given.
 	colorEnabled bool
+	// outTerminal is true when Out is a terminal (someone is watching).
+	outTerminal bool
 }
 
 // System returns streams on the process's stdin/stdout/stderr.
 func System() *IOStreams {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, colorEnabled: tty && !noColor}
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, colorEnabled: tty && !noColor, outTerminal: tty}
 }
+
+// OutIsTerminal reports whether Out is a terminal: output may then come
+// as it happens rather than in one piece.
+func (s *IOStreams) OutIsTerminal() bool { return s.outTerminal }
 
 // Test returns streams backed by the given buffers, with colour off.
 func Test(in io.Reader, out, errOut io.Writer) *IOStreams {

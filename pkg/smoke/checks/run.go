@@ -24,6 +24,9 @@ type Options struct {
 	Timeout     time.Duration // per check
 	Concurrency int
 	JSON        bool
+	// Stream prints the table's rows as the peers finish (stdout is a
+	// terminal); otherwise the table comes whole, in the peers' order.
+	Stream bool
 	// Gather reads the doctor's facts (doctor.Gather on a real host).
 	Gather func() *doctor.Facts
 }
@@ -51,13 +54,23 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 		peers = []string{ip.String()}
 	}
 	gathered := <-facts
-	rep := smoke.Run(ctx, smoke.Plan{
+	plan := smoke.Plan{
 		Local:       Local(func() *doctor.Facts { return gathered }),
 		PerPeer:     PerPeer(o.Config),
 		Peers:       peers,
 		Timeout:     o.Timeout,
 		Concurrency: o.Concurrency,
-	})
+	}
+	var stream *smoke.TableStream
+	if o.Stream && !o.JSON {
+		names := make([]string, len(plan.PerPeer))
+		for i, c := range plan.PerPeer {
+			names[i] = c.Name
+		}
+		stream = smoke.NewTableStream(stdout, peers, names, o.BW)
+		plan.OnLocal, plan.OnPeer = stream.Local, stream.Peer
+	}
+	rep := smoke.Run(ctx, plan)
 	if o.JUnitFile != "" {
 		if err := cli.WriteFileAtomic(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
 			return cli.Failf("--junit: %v", err)
@@ -68,9 +81,12 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 			return cli.Failf("--prom: %v", err)
 		}
 	}
-	if o.JSON {
+	switch {
+	case o.JSON:
 		err = cli.WriteJSON(stdout, rep)
-	} else {
+	case stream != nil:
+		err = stream.Finish(rep)
+	default:
 		err = smoke.WriteTable(stdout, rep)
 	}
 	if err != nil {
@@ -82,7 +98,8 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 	return nil
 }
 
-// peers are the PEER arguments then the --peers file's, each once.
+// peers are the PEER arguments then the --peers file's, each once
+// (smoke.UniquePeers).
 func (o Options) peers() ([]string, error) {
 	peers := slices.Clone(o.Peers)
 	if o.PeersFile != "" {
@@ -100,15 +117,7 @@ func (o Options) peers() ([]string, error) {
 		}
 		peers = append(peers, more...)
 	}
-	seen := map[string]bool{}
-	out := peers[:0]
-	for _, p := range peers {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return smoke.UniquePeers(peers), nil
 }
 
 // loopback starts a temporary responder on the first RoCE address, on
