@@ -55,7 +55,6 @@ func lyingPerftest(port int, iters uint64, avg float64) error {
 // document, nor serve --json lose its log line; 2^64-1 iterations are
 // refused, not logged as a bare integer beyond 2^53.
 func TestSingleHostileLyingPerftestReport(t *testing.T) {
-	requireRole(t, "single")
 	x := gidIndexOf(t, "rxe0", "10.9.0.1")
 
 	t.Run("perf-json-server", func(t *testing.T) {

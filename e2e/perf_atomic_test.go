@@ -16,7 +16,6 @@ var atomicRow = regexp.MustCompile(`(?m)^ 8 +\d+ +\d+\.\d\d`)
 // prints perftest's title, and the rows carry 8 bytes; the atomic_bw
 // server prints the client's row.
 func TestSinglePerfAtomicInterop(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range []struct{ test, atomic, title string }{
 		{"atomic_bw", "FETCH_AND_ADD", "Atomic FETCH_AND_ADD BW Test"},
 		{"atomic_bw", "CMP_AND_SWAP", "Atomic CMP_AND_SWAP BW Test"},

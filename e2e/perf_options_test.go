@@ -69,7 +69,6 @@ func sameSamples(t *testing.T, side string, r, peer result) {
 // against ib_TEST with the same option, in both roles: both exit 0 and
 // print what perftest prints.
 func TestSinglePerfOptionsInterop(t *testing.T) {
-	requireRole(t, "single")
 	for _, c := range perfOptionCases {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(c.test+" "+c.args+"/"+roles[0]+"-server", func(t *testing.T) {

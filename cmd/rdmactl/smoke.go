@@ -51,7 +51,7 @@ usage errors.`,
   rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
   rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.IO, opts.JSON = f.IO, f.JSON
+			opts.IO, opts.JSON, opts.Stream = f.IO, f.JSON, f.IO.OutIsTerminal()
 			opts.Peers = args
 			for _, p := range args {
 				if !smoke.ValidPeer(p) {

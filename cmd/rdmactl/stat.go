@@ -55,7 +55,7 @@ errors in another, rewritten at each interval.`,
 				return cli.Usagef("--plot draws rates over time: it needs --watch (e.g. stat --watch 1 60 --plot %s)", opts.PlotFile)
 			}
 			opts.IO, opts.JSON = f.IO, f.JSON
-			opts.Redraw = f.IO.IsTerminal() && !f.JSON
+			opts.Redraw = f.IO.OutIsTerminal() && !f.JSON
 			opts.Source = counterSource(f)
 			if runF != nil {
 				return runF(opts)

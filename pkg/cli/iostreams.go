@@ -20,25 +20,25 @@ type IOStreams struct {
 	// colorEnabled is true only when Out is a terminal, NO_COLOR is unset
 	// and --no-color was not given.
 	colorEnabled bool
-	// terminal is true when Out is a terminal (whatever NO_COLOR says).
-	terminal bool
+	// outTerminal is true when Out is a terminal (someone is watching).
+	outTerminal bool
 }
 
 // System returns streams on the process's stdin/stdout/stderr.
 func System() *IOStreams {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, colorEnabled: tty && !noColor, terminal: tty}
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, colorEnabled: tty && !noColor, outTerminal: tty}
 }
+
+// OutIsTerminal reports whether Out is a terminal: output may then come
+// as it happens rather than in one piece.
+func (s *IOStreams) OutIsTerminal() bool { return s.outTerminal }
 
 // Test returns streams backed by the given buffers, with colour off.
 func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}
 }
-
-// IsTerminal tells whether Out is a terminal, where a live view may
-// redraw itself in place.
-func (s *IOStreams) IsTerminal() bool { return s.terminal }
 
 // DisableColor turns colour off (the --no-color flag).
 func (s *IOStreams) DisableColor() { s.colorEnabled = false }

@@ -143,6 +143,12 @@ func (r *runner) connectQP() bool {
 		r.hint(fmt.Sprintf("the peer did not send its %d-byte connection record (%v): is it an RC demo (rdmactl demo or RDMA_RC_example) on the same TCP port?", RecordSize, err))
 		return false
 	}
+	if err := remote.Check(); err != nil {
+		raw, _ := remote.MarshalBinary()
+		r.fail("failed to exchange connection data between sides")
+		r.hint(fmt.Sprintf("the peer's %d bytes are no RC demo connection record (%v; they begin %q): something other than rdmactl demo or RDMA_RC_example connected to TCP port %d", RecordSize, err, raw[:16], r.opts.TCPPort))
+		return false
+	}
 	r.remote = remote
 	r.sum.Remote = r.recordJSON(remote)
 	r.printf("Remote address = 0x%x\n", remote.Addr)

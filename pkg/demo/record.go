@@ -49,11 +49,16 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// Check refuses a record no RC peer sends: QP numbers are 24 bits, and 0
-// and 1 are the management QPs.
+// Check refuses a record no RC demo sends. A QP number is 24 bits wide
+// and 0 and 1 are the management QPs, never an RC QP: text (an HTTP
+// request, a banner) fails the first test, since its bytes 12 to 15 are
+// printable characters.
 func (r Record) Check() error {
-	if r.QPNum < 2 || r.QPNum > 0xffffff {
-		return fmt.Errorf("its QP number 0x%x is no RC QP's", r.QPNum)
+	switch {
+	case r.QPNum > 1<<24-1:
+		return fmt.Errorf("its QP number 0x%x is wider than 24 bits", r.QPNum)
+	case r.QPNum < 2:
+		return fmt.Errorf("its QP number %d is a management QP's", r.QPNum)
 	}
 	return nil
 }

@@ -130,3 +130,27 @@ func originalRecord(t *testing.T, raw string) Record {
 	}
 	return r
 }
+
+func TestRecordCheck(t *testing.T) {
+	var http Record
+	if err := http.UnmarshalBinary([]byte("GET / HTTP/1.1\r\nHost: 10.9.0.1:198")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		r    Record
+		want string
+	}{
+		{http, "wider than 24 bits"},
+		{Record{QPNum: 1}, "management QP"},
+		{Record{Addr: 0x55d0c0de0000, RKey: 0x1234, QPNum: 0x11, GID: rdma.GID{10: 0xff, 11: 0xff, 12: 10, 15: 1}}, ""},
+		{Record{QPNum: 0xffffff}, ""},
+	} {
+		got := ""
+		if err := c.r.Check(); err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}

@@ -576,3 +576,24 @@ func TestRunPassedWithRetries(t *testing.T) {
 		t.Errorf("summary %s", c.out)
 	}
 }
+
+// A client that is no demo (an HTTP health check sends more than a
+// record's 34 bytes) is named as such, not blamed on the GIDs at RTR.
+func TestRunNotADemoClient(t *testing.T) {
+	l := newLab(t)
+	o := opts("rxe0", 1)
+	o.TCPPort = freePort(t)
+	done := make(chan side)
+	go func() { done <- l.run(o) }()
+	waitListening(t, o.TCPPort)
+	c, err := net.Dial("tcp4", "127.0.0.1:"+itoa(o.TCPPort))
+	must(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: 10.9.0.1:19875\r\nUser-Agent: probe\r\n\r\n"))
+	must(t, err)
+	s := <-done
+	if exitCode(s.err) != 1 || !strings.Contains(s.errOut, "hint: the peer's 34 bytes are no RC demo connection record (its QP number 0x") ||
+		strings.Contains(s.errOut, "GIDs differ") || !strings.Contains(s.errOut, `they begin "GET /healthz HTT"`) {
+		t.Errorf("err %v, stderr:\n%s", s.err, s.errOut)
+	}
+}

@@ -51,7 +51,7 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 	}{
 		{"silent", nil, "nothing arrived within"},
 		{"short", []byte("GET / HTTP/1.0\r\n"), "closed the connection after 16 of 34 bytes"},
-		{"QP 0", make([]byte, RecordSize), "QP number 0x0 is no RC QP's"},
+		{"QP 0", make([]byte, RecordSize), "QP number 0 is a management QP's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLab(t)

@@ -37,14 +37,6 @@ type PerfConfig struct {
 	Events bool
 }
 
-// The atomic operations perf runs (IBV_WR_ATOMIC_*): on 8 bytes of the
-// peer's memory, which comes back in the local SGE. Through a
-// PerfEndpoint's PostSend and Stream only.
-const (
-	WRAtomicCmpAndSwp   WROpcode = 5
-	WRAtomicFetchAndAdd WROpcode = 6
-)
-
 // MaxPerfQPs bounds PerfConfig.QPs.
 const MaxPerfQPs = 16
 

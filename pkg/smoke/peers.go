@@ -32,6 +32,24 @@ func ReadPeers(r io.Reader, name string) ([]string, error) {
 	return peers, nil
 }
 
+// UniquePeers lists each peer once, in the order first given: an address
+// however spelt (::ffff:10.9.0.1 is 10.9.0.1, shown so), a host name
+// whatever its case.
+func UniquePeers(peers []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range peers {
+		if ip, err := netip.ParseAddr(p); err == nil {
+			p = ip.Unmap().String()
+		}
+		if key := strings.ToLower(p); !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ValidPeer reports whether s is an IP address or a DNS host name.
 func ValidPeer(s string) bool {
 	if _, err := netip.ParseAddr(s); err == nil {

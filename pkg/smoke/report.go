@@ -21,36 +21,51 @@ func WriteTable(w io.Writer, r Report) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	head := "PEER\tCHECKS\tRTT p50\tRTT p99\t"
-	if withBW {
-		head += "BW\t"
-	}
-	fmt.Fprintln(tw, head+"VERDICT")
-	row := func(name string, checks []Result, ok bool) {
-		p50, p99, bw := "-", "-", "-"
-		for _, c := range checks {
-			if c.RTT != nil && c.RTT.Count > 0 {
-				p50, p99 = fmtSeconds(c.RTT.P50), fmtSeconds(c.RTT.P99)
-			}
-			if c.BW != nil {
-				bw = strconv.FormatFloat(c.BW.AvgMBps, 'f', 2, 64) + " MB/s"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", name, checkSummary(checks), p50, p99)
-		if withBW {
-			fmt.Fprintf(tw, "%s\t", bw)
-		}
-		fmt.Fprintf(tw, "%s\n", verdict(ok))
-	}
+	fmt.Fprintln(tw, strings.Join(tableHeader(withBW), "\t"))
 	if len(r.Local) > 0 {
-		row("(local)", r.Local, allOK(r.Local))
+		fmt.Fprintln(tw, strings.Join(tableRow(localName, r.Local, allOK(r.Local), withBW), "\t"))
 	}
 	for _, p := range r.Peers {
-		row(p.Peer, p.Checks, p.OK)
+		fmt.Fprintln(tw, strings.Join(tableRow(p.Peer, p.Checks, p.OK, withBW), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	return writeFailures(w, r)
+}
+
+// localName is the table's name for the local checks.
+const localName = "(local)"
+
+func tableHeader(withBW bool) []string {
+	head := []string{"PEER", "CHECKS", "RTT p50", "RTT p99"}
+	if withBW {
+		head = append(head, "BW")
+	}
+	return append(head, "VERDICT")
+}
+
+// tableRow is one row's cells, in tableHeader's columns.
+func tableRow(name string, checks []Result, ok, withBW bool) []string {
+	p50, p99, bw := "-", "-", "-"
+	for _, c := range checks {
+		if c.RTT != nil && c.RTT.Count > 0 {
+			p50, p99 = fmtSeconds(c.RTT.P50), fmtSeconds(c.RTT.P99)
+		}
+		if c.BW != nil {
+			bw = strconv.FormatFloat(c.BW.AvgMBps, 'f', 2, 64) + " MB/s"
+		}
+	}
+	row := []string{name, checkSummary(checks), p50, p99}
+	if withBW {
+		row = append(row, bw)
+	}
+	return append(row, verdict(ok))
+}
+
+// writeFailures prints, under the table, each failed check with its hint
+// in the table's order, then the summary line.
+func writeFailures(w io.Writer, r Report) error {
 	failures := func(name string, checks []Result) {
 		for _, c := range checks {
 			if c.OK || c.Skipped {
@@ -62,7 +77,7 @@ func WriteTable(w io.Writer, r Report) error {
 			}
 		}
 	}
-	failures("(local)", r.Local)
+	failures(localName, r.Local)
 	for _, p := range r.Peers {
 		failures(p.Peer, p.Checks)
 	}
@@ -116,7 +131,10 @@ func fmtSeconds(s float64) string {
 }
 
 // JUnit XML, the subset Jenkins, GitLab and GitHub's test reporters read:
-// one testsuite per peer, one testcase per check.
+// one testsuite per peer, one testcase per check. Viewers split a
+// classname at its dots into package and class, so the classname is
+// rdmactl.smoke.local or rdmactl.smoke.peer and the peer's address goes in
+// the suite's and the case's names.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -155,11 +173,14 @@ type junitSkipped struct {
 // WriteJUnit writes the report as JUnit XML.
 func WriteJUnit(w io.Writer, r Report) error {
 	doc := junitSuites{Name: "rdmactl smoke"}
-	add := func(name string, checks []Result) {
+	add := func(name, class string, checks []Result) {
 		s := junitSuite{Name: name}
 		var total float64
 		for _, c := range checks {
-			tc := junitCase{Name: c.Check, ClassName: "rdmactl.smoke." + name, Time: seconds(c.Seconds)}
+			tc := junitCase{Name: c.Check, ClassName: "rdmactl.smoke." + class, Time: seconds(c.Seconds)}
+			if class == "peer" {
+				tc.Name = c.Check + " " + name
+			}
 			switch {
 			case c.Skipped:
 				tc.Skipped = &junitSkipped{Message: c.Message}
@@ -183,10 +204,10 @@ func WriteJUnit(w io.Writer, r Report) error {
 		doc.Suites = append(doc.Suites, s)
 	}
 	if len(r.Local) > 0 {
-		add("local", r.Local)
+		add("local", "local", r.Local)
 	}
 	for _, p := range r.Peers {
-		add(p.Peer, p.Checks)
+		add(p.Peer, "peer", p.Checks)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -236,14 +257,20 @@ func WritePrometheus(w io.Writer, r Report) error {
 		}
 	}
 	put("rdmactl_smoke_local_ok", "", boolValue(allOK(r.Local)))
+	if !r.Start.IsZero() {
+		put("rdmactl_smoke_last_run_timestamp_seconds", "", float64(r.Start.Add(r.Duration).UnixMilli())/1e3)
+		put("rdmactl_smoke_last_run_duration_seconds", "", r.Duration.Seconds())
+	}
 
 	help := map[string][2]string{
-		"rdmactl_smoke_ok":                        {"gauge", "1 when every smoke check against the peer passed."},
-		"rdmactl_smoke_check_ok":                  {"gauge", "1 when the smoke check passed."},
-		"rdmactl_smoke_check_duration_seconds":    {"gauge", "How long the smoke check took."},
-		"rdmactl_ping_rtt_seconds":                {"summary", "Round-trip time of rping-protocol pings to the peer."},
-		"rdmactl_smoke_local_ok":                  {"gauge", "1 when every local smoke check passed."},
-		"rdmactl_smoke_write_bw_bytes_per_second": {"gauge", "Average bandwidth of the smoke write_bw check (64 KiB RDMA writes) to the peer."},
+		"rdmactl_smoke_ok":                         {"gauge", "1 when every smoke check against the peer passed."},
+		"rdmactl_smoke_check_ok":                   {"gauge", "1 when the smoke check passed."},
+		"rdmactl_smoke_check_duration_seconds":     {"gauge", "How long the smoke check took."},
+		"rdmactl_ping_rtt_seconds":                 {"summary", "Round-trip time of rping-protocol pings to the peer."},
+		"rdmactl_smoke_local_ok":                   {"gauge", "1 when every local smoke check passed."},
+		"rdmactl_smoke_write_bw_bytes_per_second":  {"gauge", "Average bandwidth of the smoke write_bw check (64 KiB RDMA writes) to the peer."},
+		"rdmactl_smoke_last_run_timestamp_seconds": {"gauge", "When the smoke run that wrote this file ended, in seconds since the epoch (alert when it grows old)."},
+		"rdmactl_smoke_last_run_duration_seconds":  {"gauge", "How long the smoke run that wrote this file took."},
 	}
 	names := make([]string, 0, len(metrics))
 	for name := range metrics {

@@ -8,6 +8,7 @@ package smoke
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -71,6 +72,10 @@ type Report struct {
 	OK    bool         `json:"ok"`
 	Local []Result     `json:"local"`
 	Peers []PeerReport `json:"peers"`
+	// Start and Duration are when the run began and how long it took
+	// (for the Prometheus file, whose readers alert on stale results).
+	Start    time.Time     `json:"-"`
+	Duration time.Duration `json:"-"`
 }
 
 // Plan is what a smoke run does.
@@ -80,6 +85,11 @@ type Plan struct {
 	Peers       []string
 	Timeout     time.Duration // bounds each check; 0 = no bound
 	Concurrency int           // peers checked at once; <1 = 1
+	// OnLocal, when set, is called once the local checks are done, and
+	// OnPeer as each peer's checks are done, in the order they finish
+	// (never two calls at once): a terminal shows results as they come.
+	OnLocal func([]Result)
+	OnPeer  func(PeerReport)
 }
 
 // ErrTimedOut is the message of a check that did not finish in time.
@@ -88,8 +98,12 @@ var ErrTimedOut = errors.New("timed out")
 // Run executes the plan. Local checks run first, in order; then the peers,
 // up to Concurrency at a time, each peer's checks in order.
 func Run(ctx context.Context, p Plan) Report {
-	r := Report{Local: []Result{}, Peers: make([]PeerReport, len(p.Peers))}
+	r := Report{Local: []Result{}, Peers: make([]PeerReport, len(p.Peers)), Start: time.Now()}
 	r.Local = runChecks(ctx, p.Local, "", p.Timeout)
+	if p.OnLocal != nil {
+		p.OnLocal(r.Local)
+	}
+	var reporting sync.Mutex
 
 	n := p.Concurrency
 	if n < 1 {
@@ -105,9 +119,15 @@ func Run(ctx context.Context, p Plan) Report {
 			defer func() { <-sem }()
 			checks := runChecks(ctx, p.PerPeer, peer, p.Timeout)
 			r.Peers[i] = PeerReport{Peer: peer, OK: allOK(checks), Checks: checks}
+			if p.OnPeer != nil {
+				reporting.Lock()
+				p.OnPeer(r.Peers[i])
+				reporting.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	r.Duration = time.Since(r.Start)
 
 	r.OK = allOK(r.Local)
 	for _, pr := range r.Peers {
@@ -151,15 +171,25 @@ func runOne(ctx context.Context, c Check, peer string, timeout time.Duration) Re
 	select {
 	case res = <-done:
 	case <-afterGrace(cctx, timeout):
-		res = Result{Message: ErrTimedOut.Error() + " after " + timeout.String()}
+		res = Result{Message: stopped(ctx, timeout, time.Since(start))}
 	}
 	res.Check = c.Name
 	res.Duration = time.Since(start)
 	res.Seconds = res.Duration.Seconds()
 	if !res.OK && res.Message == "" && cctx.Err() != nil {
-		res.Message = ErrTimedOut.Error() + " after " + timeout.String()
+		res.Message = stopped(ctx, timeout, res.Duration)
 	}
 	return res
+}
+
+// stopped says why a check's context ended: the run was interrupted
+// (SIGINT, SIGTERM), after the time the check had run, or the check's own
+// bound passed.
+func stopped(run context.Context, timeout, ran time.Duration) string {
+	if run.Err() != nil {
+		return fmt.Sprintf("interrupted after %v", ran.Round(100*time.Millisecond))
+	}
+	return ErrTimedOut.Error() + " after " + timeout.String()
 }
 
 // checkGrace is how long a check may take to return after its context ends.

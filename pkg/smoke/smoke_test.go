@@ -89,6 +89,24 @@ func TestRunReportsContextTimeout(t *testing.T) {
 	}
 }
 
+// An interrupted run (SIGINT) says so, with the time the check ran, not
+// "timed out" with the check's bound: for a check that returns when its
+// context ends and for one that does not.
+func TestRunReportsInterruption(t *testing.T) {
+	waits := func(ctx context.Context, peer string) Result { <-ctx.Done(); return Result{} }
+	hang := func(ctx context.Context, peer string) Result { select {} }
+	for name, run := range map[string]CheckFunc{"returns": waits, "hangs": hang} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		r := Run(ctx, Plan{PerPeer: []Check{{Name: "demo", Run: run}}, Peers: []string{"x"}, Timeout: 8 * time.Second})
+		c := r.Peers[0].Checks[0]
+		if c.OK || !strings.HasPrefix(c.Message, "interrupted after ") || strings.Contains(c.Message, "8s") {
+			t.Errorf("%s: %+v, want interrupted after the time it ran", name, c)
+		}
+		cancel()
+	}
+}
+
 func sampleReport() Report {
 	return Report{
 		Local: []Result{{Check: "doctor", OK: true, Seconds: 0.2}},
@@ -191,5 +209,124 @@ func TestReportJSONSchema(t *testing.T) {
 	}
 	if err := schema.Validate("smoke", b.Bytes()); err != nil {
 		t.Errorf("%s: against its schema: %v", b.String(), err)
+	}
+}
+
+// JUnit viewers split the classname at its dots: the address stays out of
+// it (it names the suite and the case instead).
+func TestJUnitClassnameHoldsNoAddress(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if strings.Contains(c.ClassName, "10.9") || (c.ClassName != "rdmactl.smoke.local" && c.ClassName != "rdmactl.smoke.peer") {
+				t.Errorf("suite %s case %q: classname %q", s.Name, c.Name, c.ClassName)
+			}
+			if s.Name != "local" && c.Name != strings.Fields(c.Name)[0]+" "+s.Name {
+				t.Errorf("suite %s: case name %q does not name the peer", s.Name, c.Name)
+			}
+		}
+	}
+}
+
+// The textfile says when the run ended and how long it took, so that an
+// alert can fire on results that stopped coming.
+func TestPrometheusLastRunGauges(t *testing.T) {
+	r := sampleReport()
+	r.Start, r.Duration = time.Unix(1700000000, 0), 6500*time.Millisecond
+	var b bytes.Buffer
+	if err := WritePrometheus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{
+		"rdmactl_smoke_last_run_timestamp_seconds": 1700000006.5,
+		"rdmactl_smoke_last_run_duration_seconds":  6.5,
+	} {
+		f := fams[name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].GetGauge().GetValue() != want {
+			t.Errorf("%s = %v, want %v\n%s", name, f, want, b.String())
+		}
+	}
+	r = Run(context.Background(), Plan{PerPeer: []Check{{Name: "ping", Run: pass}}, Peers: []string{"a"}})
+	if r.Start.IsZero() || r.Duration <= 0 {
+		t.Errorf("Run sets no start or duration: %v %v", r.Start, r.Duration)
+	}
+}
+
+func TestUniquePeers(t *testing.T) {
+	got := UniquePeers([]string{"::ffff:10.9.0.1", "10.9.0.1", "node1", "NODE1", "10.9.0.2", "::ffff:10.9.0.2"})
+	if strings.Join(got, ",") != "10.9.0.1,node1,10.9.0.2" {
+		t.Errorf("UniquePeers = %v", got)
+	}
+}
+
+// On a terminal each peer's row comes as the peer finishes, aligned as
+// the whole table is; files and JSON keep the table's order.
+func TestTableStreamsRowsAsPeersFinish(t *testing.T) {
+	release := make(chan struct{})
+	check := func(ctx context.Context, peer string) Result {
+		if peer == "10.9.0.1" {
+			<-release // the first peer finishes last
+		}
+		if peer == "10.9.0.22" {
+			return Result{Message: "down"}
+		}
+		return Result{OK: true}
+	}
+	var out bytes.Buffer
+	peers := []string{"10.9.0.1", "10.9.0.22", "10.9.0.3"}
+	s := NewTableStream(&out, peers, []string{"route", "ping"}, false)
+	var rows []string
+	plan := Plan{PerPeer: []Check{{Name: "route", Run: check}, {Name: "ping", Run: check}}, Peers: peers, Concurrency: 3,
+		OnLocal: s.Local,
+		OnPeer: func(p PeerReport) {
+			s.Peer(p)
+			rows = append(rows, p.Peer)
+			if len(rows) == 2 {
+				if !strings.Contains(out.String(), p.Peer) {
+					t.Errorf("row of %s not written when it finished:\n%s", p.Peer, out.String())
+				}
+				close(release)
+			}
+		}}
+	r := Run(context.Background(), plan)
+	if err := s.Finish(r); err != nil {
+		t.Fatal(err)
+	}
+	if rows[2] != "10.9.0.1" {
+		t.Errorf("rows came in order %v, want 10.9.0.1 last", rows)
+	}
+	for i, p := range r.Peers {
+		if p.Peer != peers[i] {
+			t.Errorf("report order %v, want %v", r.Peers, peers)
+		}
+	}
+	lines := strings.Split(out.String(), "\n")
+	var whole bytes.Buffer
+	if err := WriteTable(&whole, r); err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(whole.String(), "10.9.0.1 "), strings.Index(whole.String(), "10.9.0.3 "); i < 0 || j < i {
+		t.Errorf("the whole table is not in the peers' order:\n%s", whole.String())
+	}
+	col := func(line, word string) int { return strings.Index(line, word) }
+	for _, l := range lines[1:4] {
+		if col(l, "route:") != col(lines[0], "CHECKS") {
+			t.Errorf("row %q not aligned with header %q", l, lines[0])
+		}
+	}
+	if !strings.HasSuffix(out.String(), "10.9.0.22: ping: down\n2 of 3 peers passed\n") {
+		t.Errorf("stream does not end with the failures and summary:\n%s", out.String())
 	}
 }

@@ -190,3 +190,16 @@ func TestRunReportsCountersThatRose(t *testing.T) {
 		t.Errorf("document %s", out)
 	}
 }
+
+// An address spelt two ways in the arguments and the peers file is one
+// peer, checked once.
+func TestPeersAreCheckedOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(file, []byte("::ffff:10.9.0.1\n10.9.0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Options{Peers: []string{"10.9.0.1"}, PeersFile: file}.peers()
+	if err != nil || strings.Join(got, ",") != "10.9.0.1,10.9.0.2" {
+		t.Errorf("peers = %v, %v", got, err)
+	}
+}

@@ -26,6 +26,9 @@ type Options struct {
 	Timeout     time.Duration // per check
 	Concurrency int
 	JSON        bool
+	// Stream prints the table's rows as the peers finish (stdout is a
+	// terminal); otherwise the table comes whole, in the peers' order.
+	Stream bool
 	// Gather reads the doctor's facts (doctor.Gather on a real host).
 	Gather func() *doctor.Facts
 	// Counters are this host's port counters, read around the checks to
@@ -57,13 +60,23 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 	}
 	gathered := <-facts
 	watch := counters.Begin(o.Counters)
-	rep := smoke.Run(ctx, smoke.Plan{
+	plan := smoke.Plan{
 		Local:       Local(func() *doctor.Facts { return gathered }),
 		PerPeer:     PerPeer(o.Config),
 		Peers:       peers,
 		Timeout:     o.Timeout,
 		Concurrency: o.Concurrency,
-	})
+	}
+	var stream *smoke.TableStream
+	if o.Stream && !o.JSON {
+		names := make([]string, len(plan.PerPeer))
+		for i, c := range plan.PerPeer {
+			names[i] = c.Name
+		}
+		stream = smoke.NewTableStream(stdout, peers, names, o.BW)
+		plan.OnLocal, plan.OnPeer = stream.Local, stream.Peer
+	}
+	rep := smoke.Run(ctx, plan)
 	rose := watch.End()
 	if o.JUnitFile != "" {
 		if err := cli.WriteFileAtomic(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
@@ -75,12 +88,18 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 			return cli.Failf("--prom: %v", err)
 		}
 	}
-	if o.JSON {
+	switch {
+	case o.JSON:
 		err = cli.WriteJSON(stdout, struct {
 			smoke.Report
 			PortCounters *counters.Summary `json:"port_counters,omitempty"`
 		}{rep, counters.Summarize(rose)})
-	} else if err = smoke.WriteTable(stdout, rep); err == nil {
+	case stream != nil:
+		err = stream.Finish(rep)
+	default:
+		err = smoke.WriteTable(stdout, rep)
+	}
+	if err == nil && !o.JSON {
 		if l := counters.Line(rose, rep.OK); l != "" {
 			_, err = fmt.Fprintf(stdout, "(local): port counters: %s\n", l)
 		}
@@ -94,7 +113,8 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 	return nil
 }
 
-// peers are the PEER arguments then the --peers file's, each once.
+// peers are the PEER arguments then the --peers file's, each once
+// (smoke.UniquePeers).
 func (o Options) peers() ([]string, error) {
 	peers := slices.Clone(o.Peers)
 	if o.PeersFile != "" {
@@ -112,15 +132,7 @@ func (o Options) peers() ([]string, error) {
 		}
 		peers = append(peers, more...)
 	}
-	seen := map[string]bool{}
-	out := peers[:0]
-	for _, p := range peers {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return smoke.UniquePeers(peers), nil
 }
 
 // loopback starts a temporary responder on the first RoCE address, on
