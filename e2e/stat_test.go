@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -98,7 +99,7 @@ func gidIndexOf(t *testing.T, ip string) string {
 // TestSingleStatWatchFollowsPerf: while perf write_bw runs on rxe0, stat
 // --watch 1 --json shows sent_pkts and rcvd_pkts rising at the packet rate
 // perf's message rate makes (one packet per path MTU of each message,
-// within 20%), each line valid against its schema; SIGINT ends the watch
+// within 20%; perf's own ACKs add one packet in 64), each line valid against its schema; SIGINT ends the watch
 // with exit 0.
 func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	requireRole(t, "single")
@@ -124,15 +125,17 @@ func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	var perf struct {
 		MTU       int `json:"path_mtu"`
 		Bandwidth []struct {
-			Bytes   float64 `json:"bytes"`
-			MsgRate float64 `json:"msg_rate_mpps"`
+			Bytes float64 `json:"bytes"`
+			BWAvg float64 `json:"bw_average"` // MB/s, MB = 2^20 bytes
 		} `json:"bandwidth"`
+		BWUnit string `json:"bw_unit"`
 	}
-	if err := json.Unmarshal([]byte(cli.Stdout), &perf); err != nil || len(perf.Bandwidth) != 1 || perf.MTU == 0 {
+	if err := json.Unmarshal([]byte(cli.Stdout), &perf); err != nil || len(perf.Bandwidth) != 1 || perf.MTU == 0 || perf.BWUnit != "MB/sec" {
 		t.Fatalf("perf --json: %v\n%s", err, cli.Stdout)
 	}
 	row := perf.Bandwidth[0]
-	want := row.MsgRate * 1e6 * math.Ceil(row.Bytes/float64(perf.MTU))
+	msgRate := row.BWAvg * (1 << 20) / row.Bytes
+	want := msgRate * math.Ceil(row.Bytes/float64(perf.MTU))
 
 	var lines []watchLine
 	for _, l := range strings.Split(strings.TrimSuffix(w.Stdout, "\n"), "\n") {
@@ -148,9 +151,89 @@ func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	for _, counter := range []string{"sent_pkts", "rcvd_pkts"} {
 		rates := busyRates(t, lines, "rxe0", counter)
 		got := median(rates)
-		t.Logf("%s: %.0f/s (median of %v); perf: %.4f Mpps of %.0f bytes at MTU %d = %.0f packets/s", counter, got, rates, row.MsgRate, row.Bytes, perf.MTU, want)
+		t.Logf("%s: %.0f/s (median of %v); perf: %.2f MB/s, %.0f messages/s of %.0f bytes at MTU %d = %.0f packets/s", counter, got, rates, row.BWAvg, msgRate, row.Bytes, perf.MTU, want)
 		if got < 0.8*want || got > 1.2*want {
 			t.Errorf("%s rose at %.0f/s, perf's rate makes %.0f/s: more than 20%% apart", counter, got, want)
 		}
+	}
+}
+
+// TestTwoHostsStatRetriesUnderLoss: with netem dropping 5% of what host A
+// sends, a ping from B to A still passes, and its report says it passed
+// with retries, naming the counter that rose (words with --stats, the
+// port_counters member with --json); doctor on A, run during the pings,
+// warns that an error counter is rising and says what it means.
+func TestTwoHostsStatRetriesUnderLoss(t *testing.T) {
+	requireRole(t, "a")
+	if r := run(t, time.Minute, "modprobe", "sch_netem"); r.Code != 0 {
+		t.Fatalf("modprobe sch_netem: %+v", r)
+	}
+	if r := run(t, time.Minute, "tc", "qdisc", "add", "dev", "eth0", "root", "netem", "loss", "5%"); r.Code != 0 {
+		t.Fatalf("tc qdisc add dev eth0 root netem loss 5%%: %+v", r)
+	}
+	t.Cleanup(func() { _ = exec.Command("tc", "qdisc", "del", "dev", "eth0", "root").Run() })
+
+	lossyPing := func(extra string) (*background, *background) {
+		port := freshPort()
+		flags := []string{"-a", "10.9.1.1", "-C", "100", "-p", fmt.Sprint(port)}
+		srv := start(t, 5*time.Minute, rdmactl, append([]string{"ping", "-s"}, flags...)...)
+		waitListening(t, port)
+		cli := start(t, 5*time.Minute, labRemote, "timeout 280 "+shellJoin(append([]string{rdmactl, "ping", "-c", extra}, flags...)))
+		return srv, cli
+	}
+
+	srv, cli := lossyPing("--stats")
+	warning := ""
+	for deadline := time.Now().Add(90 * time.Second); warning == "" && time.Now().Before(deadline); {
+		d := run(t, time.Minute, rdmactl, "doctor", "--json")
+		var doc struct {
+			Checks []struct {
+				Check, Status, Message, Hint string
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(d.Stdout), &doc); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, d.Stdout)
+		}
+		for _, c := range doc.Checks {
+			if c.Check == "port-counters" && c.Status == "warn" {
+				warning = c.Message + " / hint: " + c.Hint
+			}
+		}
+	}
+	c, s := cli.wait(t), srv.wait(t)
+	if c.Code != 0 || s.Code != 0 {
+		t.Fatalf("ping under 5%% loss: client %+v\nserver %+v", c, s)
+	}
+	t.Logf("client:\n%s", c.Stdout)
+	named := regexp.MustCompile(`(?m)^passed with retries: rxe0/1 (\w+) \+\d+ \(`).FindStringSubmatch(c.Stdout)
+	if named == nil {
+		t.Errorf("a ping that passed under 5%% loss does not say it passed with retries:\n%s", c.Stdout)
+	}
+	t.Logf("doctor: %s", warning)
+	if !regexp.MustCompile(`^error counters rising now \(two reads 1s apart\): rxe0/1 \w+ \+\d+ \(.+\) / hint: .*rdmactl stat --watch`).MatchString(warning) {
+		t.Errorf("doctor on A during the lossy pings gave no warning naming a rising counter: %q", warning)
+	}
+
+	srv, cli = lossyPing("--json")
+	c, s = cli.wait(t), srv.wait(t)
+	if err := schema.Validate("ping", []byte(c.Stdout)); err != nil {
+		t.Errorf("ping --json against its schema: %v", err)
+	}
+	var doc struct {
+		OK           bool `json:"ok"`
+		PortCounters *struct {
+			Retries bool `json:"retries"`
+			Rose    []struct {
+				Counter string `json:"counter"`
+				Delta   int    `json:"delta"`
+				Meaning string `json:"meaning"`
+			} `json:"rose"`
+		} `json:"port_counters"`
+	}
+	if err := json.Unmarshal([]byte(c.Stdout), &doc); err != nil || c.Code != 0 {
+		t.Fatalf("ping --json under loss: exit %d, %v\n%s%s", c.Code, err, c.Stdout, c.Stderr)
+	}
+	if pc := doc.PortCounters; !doc.OK || pc == nil || !pc.Retries || len(pc.Rose) == 0 || pc.Rose[0].Delta <= 0 || pc.Rose[0].Meaning == "" {
+		t.Errorf("ping --json under loss: %s", c.Stdout)
 	}
 }
