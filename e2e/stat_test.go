@@ -19,7 +19,8 @@ import (
 
 // TestSingleStatEqualsRdmaStatistic: rdmactl stat prints what iproute2's
 // rdma statistic show prints, for every device and for one device or port,
-// on idle counters and after traffic moved them, and fails in its words.
+// on idle counters and after traffic moved them, and fails in its words;
+// --json carries rdma -j's counters.
 func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 	requireRole(t, "single")
 	compare := func(t *testing.T) {
@@ -38,6 +39,36 @@ func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 		}
 	}
 	t.Run("idle", compare)
+	t.Run("json", func(t *testing.T) {
+		// rdma -j prints [{"ifname","port",COUNTER:VALUE…}]; ours carries
+		// the same counters under ports[].hw_counters, in the same order.
+		real := run(t, 30*time.Second, "rdma", "-j", "statistic", "show")
+		ours := run(t, 30*time.Second, rdmactl, "stat", "--json")
+		if err := schema.Validate("stat", []byte(ours.Stdout)); err != nil || ours.Code != 0 {
+			t.Fatalf("stat --json: exit %d, %v\n%s", ours.Code, err, ours.Stdout)
+		}
+		var doc struct {
+			Ports []struct {
+				Device string          `json:"device"`
+				Port   int             `json:"port"`
+				HW     json.RawMessage `json:"hw_counters"`
+			} `json:"ports"`
+		}
+		if err := json.Unmarshal([]byte(ours.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, obj := range regexp.MustCompile(`\{"ifname":"(\w+)","port":(\d+),([^}]*)\}`).FindAllStringSubmatch(real.Stdout, -1) {
+			want = append(want, obj[1]+"/"+obj[2]+" {"+obj[3]+"}")
+		}
+		var got []string
+		for _, p := range doc.Ports {
+			got = append(got, fmt.Sprintf("%s/%d %s", p.Device, p.Port, p.HW))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) != 2 {
+			t.Errorf("stat --json's hw_counters\n%s\nrdma -j statistic show\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
 	// traffic on rxe0: the counters are no longer zero
 	flags := []string{"-a", "10.9.0.1", "-C", "20"}
 	if _, cli := pingPair(t, rdmactl, rdmactl, flags, flags, freshPort()); cli.Code != 0 {
