@@ -3,16 +3,21 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
@@ -79,6 +84,30 @@ func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 		t.Fatalf("a ping moved no counter of rxe0: %s", moved.Stdout)
 	}
 	t.Run("after-traffic", compare)
+	t.Run("prom", func(t *testing.T) {
+		// the textfile parses, and rxe0's sent_pkts is there under
+		// node_exporter's name with the value rdma prints (idle now)
+		file := filepath.Join(t.TempDir(), "rdma.prom")
+		ours := run(t, 30*time.Second, rdmactl, "stat", "--prom", file)
+		real := run(t, 30*time.Second, "rdma", "statistic", "show", "link", "rxe0/1")
+		if ours.Code != 0 || ours.Stdout != "" {
+			t.Fatalf("stat --prom: %+v", ours)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p expfmt.TextParser
+		fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		sent := fams["node_infiniband_port_packets_transmitted_total"]
+		m := regexp.MustCompile(`sent_pkts (\d+) `).FindStringSubmatch(real.Stdout)
+		if sent == nil || sent.GetHelp() == "" || m == nil || len(sent.Metric) != 2 || strconv.FormatFloat(sent.Metric[0].GetCounter().GetValue(), 'f', -1, 64) != m[1] {
+			t.Errorf("sent_pkts %v, rdma says %q\n%s", sent, m, b)
+		}
+	})
 }
 
 // watchLine is one JSON line of stat --watch --json.
