@@ -3,22 +3,29 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 )
 
 // TestSingleStatEqualsRdmaStatistic: rdmactl stat prints what iproute2's
 // rdma statistic show prints, for every device and for one device or port,
-// on idle counters and after traffic moved them, and fails in its words.
+// on idle counters and after traffic moved them, and fails in its words;
+// --json carries rdma -j's counters.
 func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 	compare := func(t *testing.T) {
 		for _, c := range []struct {
@@ -36,6 +43,36 @@ func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 		}
 	}
 	t.Run("idle", compare)
+	t.Run("json", func(t *testing.T) {
+		// rdma -j prints [{"ifname","port",COUNTER:VALUE…}]; ours carries
+		// the same counters under ports[].hw_counters, in the same order.
+		real := run(t, 30*time.Second, "rdma", "-j", "statistic", "show")
+		ours := run(t, 30*time.Second, rdmactl, "stat", "--json")
+		if err := schema.Validate("stat", []byte(ours.Stdout)); err != nil || ours.Code != 0 {
+			t.Fatalf("stat --json: exit %d, %v\n%s", ours.Code, err, ours.Stdout)
+		}
+		var doc struct {
+			Ports []struct {
+				Device string          `json:"device"`
+				Port   int             `json:"port"`
+				HW     json.RawMessage `json:"hw_counters"`
+			} `json:"ports"`
+		}
+		if err := json.Unmarshal([]byte(ours.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, obj := range regexp.MustCompile(`\{"ifname":"(\w+)","port":(\d+),([^}]*)\}`).FindAllStringSubmatch(real.Stdout, -1) {
+			want = append(want, obj[1]+"/"+obj[2]+" {"+obj[3]+"}")
+		}
+		var got []string
+		for _, p := range doc.Ports {
+			got = append(got, fmt.Sprintf("%s/%d %s", p.Device, p.Port, p.HW))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) != 2 {
+			t.Errorf("stat --json's hw_counters\n%s\nrdma -j statistic show\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
 	// traffic on rxe0: the counters are no longer zero
 	flags := []string{"-a", "10.9.0.1", "-C", "20"}
 	if _, cli := pingPair(t, rdmactl, rdmactl, flags, flags, freshPort()); cli.Code != 0 {
@@ -46,6 +83,30 @@ func TestSingleStatEqualsRdmaStatistic(t *testing.T) {
 		t.Fatalf("a ping moved no counter of rxe0: %s", moved.Stdout)
 	}
 	t.Run("after-traffic", compare)
+	t.Run("prom", func(t *testing.T) {
+		// the textfile parses, and rxe0's sent_pkts is there under
+		// node_exporter's name with the value rdma prints (idle now)
+		file := filepath.Join(t.TempDir(), "rdma.prom")
+		ours := run(t, 30*time.Second, rdmactl, "stat", "--prom", file)
+		real := run(t, 30*time.Second, "rdma", "statistic", "show", "link", "rxe0/1")
+		if ours.Code != 0 || ours.Stdout != "" {
+			t.Fatalf("stat --prom: %+v", ours)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p expfmt.TextParser
+		fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		sent := fams["node_infiniband_port_packets_transmitted_total"]
+		m := regexp.MustCompile(`sent_pkts (\d+) `).FindStringSubmatch(real.Stdout)
+		if sent == nil || sent.GetHelp() == "" || m == nil || len(sent.Metric) != 2 || strconv.FormatFloat(sent.Metric[0].GetCounter().GetValue(), 'f', -1, 64) != m[1] {
+			t.Errorf("sent_pkts %v, rdma says %q\n%s", sent, m, b)
+		}
+	})
 }
 
 // watchLine is one JSON line of stat --watch --json.
@@ -88,7 +149,7 @@ func median(v []float64) float64 {
 // TestSingleStatWatchFollowsPerf: while perf write_bw runs on rxe0, stat
 // --watch 1 --json shows sent_pkts and rcvd_pkts rising at the packet rate
 // perf's message rate makes (one packet per path MTU of each message,
-// within 20%), each line valid against its schema; SIGINT ends the watch
+// within 20%; perf's own ACKs add one packet in 64), each line valid against its schema; SIGINT ends the watch
 // with exit 0.
 func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	gid := gidIndexOf(t, "rxe0", "10.9.0.1")
@@ -113,15 +174,17 @@ func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	var perf struct {
 		MTU       int `json:"path_mtu"`
 		Bandwidth []struct {
-			Bytes   float64 `json:"bytes"`
-			MsgRate float64 `json:"msg_rate_mpps"`
+			Bytes float64 `json:"bytes"`
+			BWAvg float64 `json:"bw_average"` // MB/s, MB = 2^20 bytes
 		} `json:"bandwidth"`
+		BWUnit string `json:"bw_unit"`
 	}
-	if err := json.Unmarshal([]byte(cli.Stdout), &perf); err != nil || len(perf.Bandwidth) != 1 || perf.MTU == 0 {
+	if err := json.Unmarshal([]byte(cli.Stdout), &perf); err != nil || len(perf.Bandwidth) != 1 || perf.MTU == 0 || perf.BWUnit != "MB/sec" {
 		t.Fatalf("perf --json: %v\n%s", err, cli.Stdout)
 	}
 	row := perf.Bandwidth[0]
-	want := row.MsgRate * 1e6 * math.Ceil(row.Bytes/float64(perf.MTU))
+	msgRate := row.BWAvg * (1 << 20) / row.Bytes
+	want := msgRate * math.Ceil(row.Bytes/float64(perf.MTU))
 
 	var lines []watchLine
 	for _, l := range strings.Split(strings.TrimSuffix(w.Stdout, "\n"), "\n") {
@@ -137,9 +200,88 @@ func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	for _, counter := range []string{"sent_pkts", "rcvd_pkts"} {
 		rates := busyRates(t, lines, "rxe0", counter)
 		got := median(rates)
-		t.Logf("%s: %.0f/s (median of %v); perf: %.4f Mpps of %.0f bytes at MTU %d = %.0f packets/s", counter, got, rates, row.MsgRate, row.Bytes, perf.MTU, want)
+		t.Logf("%s: %.0f/s (median of %v); perf: %.2f MB/s, %.0f messages/s of %.0f bytes at MTU %d = %.0f packets/s", counter, got, rates, row.BWAvg, msgRate, row.Bytes, perf.MTU, want)
 		if got < 0.8*want || got > 1.2*want {
 			t.Errorf("%s rose at %.0f/s, perf's rate makes %.0f/s: more than 20%% apart", counter, got, want)
 		}
+	}
+}
+
+// TestTwoHostsStatRetriesUnderLoss: with netem dropping 5% of what host A
+// sends, a ping from B to A still passes, and its report says it passed
+// with retries, naming the counter that rose (words with --stats, the
+// port_counters member with --json); doctor on A, run during the pings,
+// warns that an error counter is rising and says what it means.
+func TestTwoHostsStatRetriesUnderLoss(t *testing.T) {
+	if r := run(t, time.Minute, "modprobe", "sch_netem"); r.Code != 0 {
+		t.Fatalf("modprobe sch_netem: %+v", r)
+	}
+	if r := run(t, time.Minute, "tc", "qdisc", "add", "dev", "eth0", "root", "netem", "loss", "5%"); r.Code != 0 {
+		t.Fatalf("tc qdisc add dev eth0 root netem loss 5%%: %+v", r)
+	}
+	t.Cleanup(func() { _ = exec.Command("tc", "qdisc", "del", "dev", "eth0", "root").Run() })
+
+	lossyPing := func(extra string) (*background, *background) {
+		port := freshPort()
+		flags := []string{"-a", "10.9.1.1", "-C", "100", "-p", fmt.Sprint(port)}
+		srv := start(t, 5*time.Minute, rdmactl, append([]string{"ping", "-s"}, flags...)...)
+		waitListening(t, port)
+		cli := start(t, 5*time.Minute, labRemote, "timeout 280 "+shellJoin(append([]string{rdmactl, "ping", "-c", extra}, flags...)))
+		return srv, cli
+	}
+
+	srv, cli := lossyPing("--stats")
+	warning := ""
+	for deadline := time.Now().Add(90 * time.Second); warning == "" && time.Now().Before(deadline); {
+		d := run(t, time.Minute, rdmactl, "doctor", "--json")
+		var doc struct {
+			Checks []struct {
+				Check, Status, Message, Hint string
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(d.Stdout), &doc); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, d.Stdout)
+		}
+		for _, c := range doc.Checks {
+			if c.Check == "port-counters" && c.Status == "warn" {
+				warning = c.Message + " / hint: " + c.Hint
+			}
+		}
+	}
+	c, s := cli.wait(t), srv.wait(t)
+	if c.Code != 0 || s.Code != 0 {
+		t.Fatalf("ping under 5%% loss: client %+v\nserver %+v", c, s)
+	}
+	t.Logf("client:\n%s", c.Stdout)
+	named := regexp.MustCompile(`(?m)^passed with retries: rxe0/1 (\w+) \+\d+ \(`).FindStringSubmatch(c.Stdout)
+	if named == nil {
+		t.Errorf("a ping that passed under 5%% loss does not say it passed with retries:\n%s", c.Stdout)
+	}
+	t.Logf("doctor: %s", warning)
+	if !regexp.MustCompile(`^error counters rising now \(two reads 1s apart\): rxe0/1 \w+ \+\d+ \(.+\) / hint: .*rdmactl stat --watch`).MatchString(warning) {
+		t.Errorf("doctor on A during the lossy pings gave no warning naming a rising counter: %q", warning)
+	}
+
+	srv, cli = lossyPing("--json")
+	c, s = cli.wait(t), srv.wait(t)
+	if err := schema.Validate("ping", []byte(c.Stdout)); err != nil {
+		t.Errorf("ping --json against its schema: %v", err)
+	}
+	var doc struct {
+		OK           bool `json:"ok"`
+		PortCounters *struct {
+			Retries bool `json:"retries"`
+			Rose    []struct {
+				Counter string `json:"counter"`
+				Delta   int    `json:"delta"`
+				Meaning string `json:"meaning"`
+			} `json:"rose"`
+		} `json:"port_counters"`
+	}
+	if err := json.Unmarshal([]byte(c.Stdout), &doc); err != nil || c.Code != 0 {
+		t.Fatalf("ping --json under loss: exit %d, %v\n%s%s", c.Code, err, c.Stdout, c.Stderr)
+	}
+	if pc := doc.PortCounters; !doc.OK || pc == nil || !pc.Retries || len(pc.Rose) == 0 || pc.Rose[0].Delta <= 0 || pc.Rose[0].Meaning == "" {
+		t.Errorf("ping --json under loss: %s", c.Stdout)
 	}
 }

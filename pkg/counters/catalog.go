@@ -40,7 +40,7 @@ var catalog = map[string]Info{
 	"rcvd_pkts":              {Traffic, "packets received", "port_packets_received_total"},
 	"rdma_sends":             {Traffic, "SEND operations sent", ""},
 	"rdma_recvs":             {Traffic, "SEND operations received", ""},
-	"ack_deferred":           {Traffic, "ACKs the responder coalesced", ""},
+	"ack_deferred":           {Traffic, "ACKs the responder deferred", ""},
 	"duplicate_request":      {Retry, "the responder got a request again: the peer resent it after a lost or late ACK", "duplicate_requests_packets_total"},
 	"out_of_seq_request":     {Retry, "the responder got a request past a gap in the PSNs: packets were lost on the way in", "out_of_sequence_packets_received_total"},
 	"rcvd_seq_err":           {Retry, "the peer NAKed a PSN gap: packets we sent were lost, resent from the gap", "packet_sequence_errors_total"},

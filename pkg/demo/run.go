@@ -29,7 +29,7 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 	rose := watch.End()
 	r.sum.PortCounters = counters.Summarize(rose)
 	if l := counters.Line(rose, rc == 0); l != "" {
-		fmt.Fprintf(stderr, "rdmactl demo: %s\n", l)
+		fmt.Fprintf(stderr, "note: %s\n", l)
 	}
 	if r.advice != "" {
 		fmt.Fprintf(stderr, "hint: %s\n", r.advice)

@@ -554,7 +554,7 @@ func TestRunPassedWithRetries(t *testing.T) {
 	cl := opts("rxe0", 1)
 	cl.Counters = &portCounters{reads: [][]host.PortCounters{rxe0Counters(0), rxe0Counters(5)}}
 	_, c := l.pair(t, opts("rxe0", 1), cl)
-	if c.err != nil || !strings.Contains(c.errOut, "rdmactl demo: passed with retries: rxe0/1 duplicate_request +5 (") {
+	if c.err != nil || !strings.Contains(c.errOut, "note: passed with retries: rxe0/1 duplicate_request +5 (") {
 		t.Errorf("client %v, stderr:\n%s", c.err, c.errOut)
 	}
 	if strings.Contains(c.out, "retries") {

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -72,10 +74,7 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.JSON {
 		return cli.WriteJSON(opts.IO.Out, showDocument{Ports: portsJSON(first.Ports)})
 	}
-	var b bytes.Buffer
-	WriteStatistic(&b, first.Ports)
-	_, err = opts.IO.Out.Write(b.Bytes())
-	return err
+	return WriteStatistic(opts.IO.Out, first.Ports)
 }
 
 // errNoSuchPort is the selection matching no port; iproute2 says "Wrong
@@ -95,7 +94,8 @@ func (e errNoSuchPort) Error() string {
 // failure reports a read that found nothing: in text mode in iproute2's
 // words and with its exit code 1; with --json as the error document.
 func (opts Options) failure(err error) error {
-	if _, ok := err.(errNoSuchPort); ok && !opts.JSON {
+	var none errNoSuchPort
+	if errors.As(err, &none) && !opts.JSON {
 		fmt.Fprintln(opts.IO.ErrOut, "Wrong device name")
 		return cli.SilentExit(cli.ExitFailed)
 	}
@@ -135,14 +135,17 @@ func take(src counters.Source, sel selector) (counters.Snapshot, error) {
 
 // WriteStatistic prints ports as `rdma statistic show` does: one line a
 // port, "link DEV/PORT " then "NAME VALUE " for each hw counter.
-func WriteStatistic(w *bytes.Buffer, ports []host.PortCounters) {
+func WriteStatistic(w io.Writer, ports []host.PortCounters) error {
+	var b strings.Builder
 	for _, p := range ports {
-		fmt.Fprintf(w, "link %s/%d ", p.Device, p.Port)
+		fmt.Fprintf(&b, "link %s/%d ", p.Device, p.Port)
 		for _, c := range p.HW {
-			fmt.Fprintf(w, "%s %d ", c.Name, c.Value)
+			fmt.Fprintf(&b, "%s %d ", c.Name, c.Value)
 		}
-		w.WriteByte('\n')
+		b.WriteByte('\n')
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 type showDocument struct {
