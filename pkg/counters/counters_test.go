@@ -7,24 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/host"
 )
-
-// fakeSource answers its snapshots in turn, then repeats the last one.
-type fakeSource struct {
-	reads [][]host.PortCounters
-	err   error
-	n     int
-}
-
-func (f *fakeSource) PortCounters() ([]host.PortCounters, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	i := min(f.n, len(f.reads)-1)
-	f.n++
-	return f.reads[i], nil
-}
 
 func rxe(dev string, sent, dup, retry uint64) host.PortCounters {
 	return host.PortCounters{Device: dev, Port: 1, HW: []host.Counter{
@@ -58,7 +43,7 @@ func TestDiffInOrderWithResetsAndNewPorts(t *testing.T) {
 }
 
 func TestWatchReportsRetriesOfAPassingRun(t *testing.T) {
-	src := &fakeSource{reads: [][]host.PortCounters{
+	src := &counterstest.Replay{Reads: [][]host.PortCounters{
 		{rxe("rxe0", 100, 0, 0)},
 		{rxe("rxe0", 1300, 41, 28)},
 	}}
@@ -84,7 +69,7 @@ func TestWatchReportsRetriesOfAPassingRun(t *testing.T) {
 }
 
 func TestWatchSaysNothingRoseAndCannotRead(t *testing.T) {
-	quiet := &fakeSource{reads: [][]host.PortCounters{{rxe("rxe0", 100, 0, 0)}, {rxe("rxe0", 900, 0, 0)}}}
+	quiet := &counterstest.Replay{Reads: [][]host.PortCounters{{rxe("rxe0", 100, 0, 0)}, {rxe("rxe0", 900, 0, 0)}}}
 	rs := Begin(quiet).End()
 	if rs == nil || len(rs) != 0 || Line(rs, true) != "" {
 		t.Errorf("quiet run: %#v %q, want an empty non-nil list and no words", rs, Line(rs, true))
@@ -95,7 +80,7 @@ func TestWatchSaysNothingRoseAndCannotRead(t *testing.T) {
 	if Summarize(nil) != nil {
 		t.Error("unread counters summarized")
 	}
-	if rs := Begin(&fakeSource{err: errors.New("no netlink")}).End(); rs != nil {
+	if rs := Begin(&counterstest.Replay{Err: errors.New("no netlink")}).End(); rs != nil {
 		t.Errorf("unreadable counters: %#v, want nil", rs)
 	}
 	if rs := Begin(nil).End(); rs != nil {
@@ -114,7 +99,7 @@ func TestLineNamesErrorsOverRetries(t *testing.T) {
 }
 
 func TestRisingNow(t *testing.T) {
-	src := &fakeSource{reads: [][]host.PortCounters{{rxe("rxe0", 1, 0, 0)}, {rxe("rxe0", 2, 0, 5)}}}
+	src := &counterstest.Replay{Reads: [][]host.PortCounters{{rxe("rxe0", 1, 0, 0)}, {rxe("rxe0", 2, 0, 5)}}}
 	rs := RisingNow(src, time.Millisecond)
 	if len(rs) != 1 || rs[0].Counter != "completer_retry_err" || rs[0].Delta != 5 {
 		t.Errorf("rising %+v", rs)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -532,17 +533,6 @@ func TestOptionsTimeoutZero(t *testing.T) {
 	}
 }
 
-// portCounters answers before, then after.
-type portCounters struct{ reads [][]host.PortCounters }
-
-func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
-	r := p.reads[0]
-	if len(p.reads) > 1 {
-		p.reads = p.reads[1:]
-	}
-	return r, nil
-}
-
 func rxe0Counters(dup uint64) []host.PortCounters {
 	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{{Name: "sent_pkts", Value: 10 + dup}, {Name: "duplicate_request", Value: dup}}}}
 }
@@ -552,7 +542,7 @@ func rxe0Counters(dup uint64) []host.PortCounters {
 func TestRunPassedWithRetries(t *testing.T) {
 	l := newLab(t)
 	cl := opts("rxe0", 1)
-	cl.Counters = &portCounters{reads: [][]host.PortCounters{rxe0Counters(0), rxe0Counters(5)}}
+	cl.Counters = counterstest.NewReplay(rxe0Counters(0), rxe0Counters(5))
 	_, c := l.pair(t, opts("rxe0", 1), cl)
 	if c.err != nil || !strings.Contains(c.errOut, "note: passed with retries: rxe0/1 duplicate_request +5 (") {
 		t.Errorf("client %v, stderr:\n%s", c.err, c.errOut)
@@ -562,7 +552,7 @@ func TestRunPassedWithRetries(t *testing.T) {
 	}
 
 	cl.JSON = true
-	cl.Counters = &portCounters{reads: [][]host.PortCounters{rxe0Counters(0), rxe0Counters(5)}}
+	cl.Counters = counterstest.NewReplay(rxe0Counters(0), rxe0Counters(5))
 	_, c = l.pair(t, opts("rxe0", 1), cl)
 	var sum Summary
 	if err := json.Unmarshal([]byte(c.out), &sum); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -462,17 +463,6 @@ func TestEventChannelErrnoIsKept(t *testing.T) {
 	}
 }
 
-// portCounters reads before, then after, the error counters of a run.
-type portCounters struct{ reads [][]host.PortCounters }
-
-func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
-	r := p.reads[0]
-	if len(p.reads) > 1 {
-		p.reads = p.reads[1:]
-	}
-	return r, nil
-}
-
 func rxe0(dup, retry uint64) []host.PortCounters {
 	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{
 		{Name: "sent_pkts", Value: 1000 + 10*dup}, {Name: "duplicate_request", Value: dup}, {Name: "completer_retry_err", Value: retry}}}}
@@ -482,7 +472,7 @@ func rxe0(dup, retry uint64) []host.PortCounters {
 // summary and in --json's port_counters.
 func TestStatsSayARunPassedWithRetries(t *testing.T) {
 	withCounters := func(o Options, reads ...[]host.PortCounters) Options {
-		o.Counters = &portCounters{reads: reads}
+		o.Counters = counterstest.NewReplay(reads...)
 		return o
 	}
 	_, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(0, 0), rxe0(41, 28)))

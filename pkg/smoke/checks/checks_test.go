@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/doctor"
 	"github.com/rdmactl/rdmactl/pkg/host"
 )
@@ -150,17 +151,6 @@ func TestPeers(t *testing.T) {
 	}
 }
 
-// portCounters answers before, then after.
-type portCounters struct{ reads [][]host.PortCounters }
-
-func (p *portCounters) PortCounters() ([]host.PortCounters, error) {
-	r := p.reads[0]
-	if len(p.reads) > 1 {
-		p.reads = p.reads[1:]
-	}
-	return r, nil
-}
-
 func retries(n uint64) []host.PortCounters {
 	return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{{Name: "completer_retry_err", Value: n}}}}
 }
@@ -174,7 +164,7 @@ func TestRunReportsCountersThatRose(t *testing.T) {
 			Config: Config{System: lab(), Count: 1}, Peers: []string{"192.168.7.9"},
 			Timeout: 5 * time.Second, Concurrency: 1, JSON: json,
 			Gather:   func() *doctor.Facts { return &doctor.Facts{} },
-			Counters: &portCounters{reads: [][]host.PortCounters{retries(2), retries(5)}},
+			Counters: counterstest.NewReplay(retries(2), retries(5)),
 		}, &out)
 		return out.String(), err
 	}
