@@ -44,7 +44,7 @@ func TestSingleGidsDeviceOperand(t *testing.T) {
 	}
 }
 
-// TestSinglePingWithoutAddress: a client without -a, or with -a ”,
+// TestSinglePingWithoutAddress: a client without -a, or with an empty -a,
 // fails as rping does in this boot (exit code and output), and the hint
 // says -a is missing or empty instead of blaming the provider library.
 func TestSinglePingWithoutAddress(t *testing.T) {
