@@ -43,7 +43,7 @@ func TestSingleGidsDeviceOperand(t *testing.T) {
 	}
 }
 
-// TestSinglePingWithoutAddress: a client without -a, or with -a '',
+// TestSinglePingWithoutAddress: a client without -a, or with an empty -a,
 // fails as rping does in this boot (exit code and output), and the hint
 // says -a is missing or empty instead of blaming the provider library.
 func TestSinglePingWithoutAddress(t *testing.T) {
@@ -167,5 +167,46 @@ func TestSingleVersionAgrees(t *testing.T) {
 	v, long := run(t, time.Minute, rdmactl, "-v"), run(t, time.Minute, rdmactl, "version")
 	if v.Code != 0 || v.Stdout != long.Stdout || !strings.Contains(v.Stdout, "libibverbs: ") {
 		t.Errorf("-v %q, version %q", v.Stdout, long.Stdout)
+	}
+}
+
+// TestSingleSmokeInterrupted: SIGINT while the demo check waits on a peer
+// that never answers ends the check as interrupted after the time it ran,
+// not "timed out after" its bound, and the run ends soon after.
+func TestSingleSmokeInterrupted(t *testing.T) {
+	requireRole(t, "single")
+	cmPort, tcpPort := freshPort(), freshPort()
+	srv := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
+	defer srv.stop()
+	// A TCP port that accepts and never answers: the demo check waits there.
+	silent, err := net.Listen("tcp", "10.9.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := silent.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	smoke := start(t, 2*time.Minute, rdmactl, "smoke", "10.9.0.1", "--port", fmt.Sprint(cmPort),
+		"--tcp-port", fmt.Sprint(silent.Addr().(*net.TCPAddr).Port), "--timeout", "60s")
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(90 * time.Second):
+		t.Fatal("the demo check never connected")
+	}
+	if err := smoke.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	interrupted := time.Now()
+	res := smoke.wait(t)
+	if took := time.Since(interrupted); took > 15*time.Second {
+		t.Errorf("smoke took %v to end after SIGINT", took)
+	}
+	if res.Code != 1 || !strings.Contains(res.Stdout, "10.9.0.1: demo: interrupted after ") || strings.Contains(res.Stdout, "timed out") {
+		t.Errorf("exit %d, stdout:\n%s", res.Code, res.Stdout)
 	}
 }

@@ -105,13 +105,14 @@ func TestSinglePingNoRdmaCMNode(t *testing.T) {
 
 // Item 4: the environment and the config file do not change what an
 // rping command line does; rping on the default port is found whatever
-// RDMACTL_CM_PORT or cm_port say.
+// RDMACTL_CM_PORT or the config file's keys (which the other commands
+// read) say.
 func TestSinglePingIgnoresEnvironmentAndConfig(t *testing.T) {
 	cfgDir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cfgDir, "rdmactl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(cfgDir, "rdmactl", "config.yaml"), []byte("cm_port: 7398\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "rdmactl", "config.yaml"), []byte("device: rxe1\ntcp_port: 7398\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	flags := []string{"-c", "-a", "10.9.0.1", "-v", "-C", "2"}

@@ -56,6 +56,9 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 	if rm, _, err := root.Find([]string{"rxe", "remove"}); err == nil && rm.Name() == "remove" {
 		rm.ValidArgsFunction = firstArgOnly(c.rxeLinks)
 	}
+	if g, _, err := root.Find([]string{"gids"}); err == nil && g.Name() == "gids" {
+		g.ValidArgsFunction = firstArgOnly(c.devices)
+	}
 }
 
 func firstArgOnly(fn completeFunc) completeFunc {

@@ -95,6 +95,8 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 		{[]string{"rxe", "add", ""}, []string{"veth1\tnetdev, up"}},
 		{[]string{"rxe", "add", "veth1", ""}, nil},
 		{[]string{"rxe", "remove", ""}, []string{"rxe0\tSoft-RoCE on veth0"}},
+		{[]string{"gids", ""}, []string{"rxe0\tSoft-RoCE on veth0"}},
+		{[]string{"gids", "rxe0", ""}, nil},
 	}
 	for _, c := range cases {
 		got := complete(t, h, c.args...)

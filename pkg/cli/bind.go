@@ -75,12 +75,12 @@ func (f *Factory) ValueSource(cmd *cobra.Command, key string) string {
 			return source
 		}
 	}
-	return FlagSource(cmd, ConfigFlags(cmd)[key])
+	return flagSource(cmd, ConfigFlags(cmd)[key])
 }
 
-// FlagSource names flag name as a message should cite it: its short form
+// flagSource names flag name as a message should cite it: its short form
 // (-d) when it has one, else --name; "" when the flag was not given.
-func FlagSource(cmd *cobra.Command, name string) string {
+func flagSource(cmd *cobra.Command, name string) string {
 	fl := cmd.Flags().Lookup(name)
 	switch {
 	case fl == nil || !fl.Changed:

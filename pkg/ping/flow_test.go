@@ -513,7 +513,7 @@ func TestStatsSayARunPassedWithRetries(t *testing.T) {
 }
 
 // A client without a server address fails where rping does (route
-// resolution without -a; getaddrinfo, exit 254, for -a ”), and the hint
+// resolution without -a; getaddrinfo, exit 254, for an empty -a), and the hint
 // says that -a is missing or empty rather than blaming the device.
 func TestClientWithoutAddress(t *testing.T) {
 	defer func(f func() ([]string, bool)) { kernelDevices = f }(kernelDevices)

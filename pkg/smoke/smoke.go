@@ -144,6 +144,11 @@ func runChecks(ctx context.Context, checks []Check, peer string, timeout time.Du
 			out = append(out, Result{Check: c.Name, Skipped: true, Message: "skipped: " + gated + " failed"})
 			continue
 		}
+		if ctx.Err() != nil {
+			// The run was interrupted: what has not started does not start.
+			out = append(out, Result{Check: c.Name, Skipped: true, Message: "skipped: interrupted"})
+			continue
+		}
 		res := runOne(ctx, c, peer, timeout)
 		out = append(out, res)
 		if !res.OK && c.Gate {

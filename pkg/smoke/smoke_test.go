@@ -105,6 +105,12 @@ func TestRunReportsInterruption(t *testing.T) {
 		}
 		cancel()
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupt := func(ctx context.Context, peer string) Result { cancel(); return Result{OK: true} }
+	r := Run(ctx, Plan{PerPeer: []Check{{Name: "route", Run: interrupt}, {Name: "ping", Run: pass}}, Peers: []string{"x"}})
+	if c := r.Peers[0].Checks[1]; !c.Skipped || c.Message != "skipped: interrupted" || r.OK {
+		t.Errorf("a check after the interrupt ran: %+v", c)
+	}
 }
 
 func sampleReport() Report {
