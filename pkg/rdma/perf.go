@@ -45,6 +45,9 @@ const (
 	WRAtomicFetchAndAdd WROpcode = 6
 )
 
+// MaxPostList bounds Stream.PostList.
+const MaxPostList = 64
+
 // MaxPerfQPs bounds PerfConfig.QPs.
 const MaxPerfQPs = 16
 
@@ -104,6 +107,7 @@ type Stream struct {
 	Iters     int
 	TxDepth   int
 	CQMod     int
+	PostList  int // requests per ibv_post_send, chained (0 means 1)
 	Duration  time.Duration
 	Margin    time.Duration
 	Idle      time.Duration
