@@ -28,6 +28,8 @@ var perfOptionCases = []struct {
 	{"send_lat", "-U", sameSamples},
 	{"send_lat", "-e", nil},
 	{"write_bw", "-D 4 -f 1", nil},
+	{"write_bw", "-l 4", headerHas(" Post List       : 4\n CQ Moderation   : 4\n")},
+	{"send_bw", "-l 4", headerHas("                    Send Post List BW Test\n")},
 }
 
 func headerHas(s string) func(*testing.T, string, result, result) {

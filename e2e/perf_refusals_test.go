@@ -47,6 +47,9 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "--report"},
 		{"write_bw", "--bogus"},
 		{"write_bw", "-D 4 -f 2"},
+		{"write_bw", "-n 102 -l 4"},
+		{"write_bw", "-n 100 -l 4 -Q 3"},
+		{"write_lat", "-l 4"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", "1"}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

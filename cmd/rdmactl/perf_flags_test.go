@@ -122,6 +122,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
 		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
 	}
+	o, err = runPerfCmd(t, "write_bw", "-l", "4", "-n", "100", "10.9.0.1")
+	if err != nil || o.PostList != 4 {
+		t.Errorf("-l 4: %v, %+v", err, o)
+	}
 	o, err = runPerfCmd(t, "send_lat", "-H", "-U", "-e", "10.9.0.1")
 	if err != nil || !o.Histogram || !o.Unsorted || !o.Events {
 		t.Errorf("send_lat -H -U -e: %v, %+v", err, o)

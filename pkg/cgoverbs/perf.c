@@ -12,6 +12,9 @@
 // perftest's CTX_POLL_BATCH: completions taken per ibv_poll_cq.
 enum { PF_POLL_BATCH = 16 };
 
+// PF_MAX_POST_LIST is rdma.MaxPostList.
+enum { PF_MAX_POST_LIST = 64 };
+
 static int64_t pf_now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -129,16 +132,23 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // -3 - errno when posting failed.
 static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed) {
 	struct ibv_sge sge[PF_MAX_QPS];
-	struct ibv_send_wr wr[PF_MAX_QPS], *bad;
+	// each QP's list of post_list requests, posted in one call
+	struct ibv_send_wr wr[PF_MAX_QPS][PF_MAX_POST_LIST], *bad;
 	struct ibv_wc wc[PF_POLL_BATCH];
 	int64_t scnt[PF_MAX_QPS] = {0}, ccnt[PF_MAX_QPS] = {0};
+	int pl = r->post_list;
+	if (pl < 1 || pl > PF_MAX_POST_LIST)
+		return -3 - EINVAL;
 	for (int q = 0; q < r->nqp; q++) {
 		sge[q] = (struct ibv_sge){.addr = r->laddr[q], .length = r->len, .lkey = r->lkey};
-		memset(&wr[q], 0, sizeof wr[q]);
-		wr[q].sg_list = &sge[q];
-		wr[q].num_sge = 1;
-		wr[q].opcode = r->opcode;
-		pf_set_remote(&wr[q], r->raddr[q], r->rkey[q]);
+		for (int k = 0; k < pl; k++) {
+			memset(&wr[q][k], 0, sizeof wr[q][k]);
+			wr[q][k].sg_list = &sge[q];
+			wr[q][k].num_sge = 1;
+			wr[q][k].opcode = r->opcode;
+			wr[q][k].next = k + 1 < pl ? &wr[q][k + 1] : NULL;
+			pf_set_remote(&wr[q][k], r->raddr[q], r->rkey[q]);
+		}
 	}
 	int timed = r->duration_ns > 0;
 	int64_t iters = timed ? INT64_MAX : r->iters, tot = timed ? INT64_MAX : r->iters * r->nqp;
@@ -160,16 +170,23 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	r->last = clk->ticks0;
 	for (;;) {
 		for (int q = 0; q < r->nqp && !stop; q++) {
-			while (scnt[q] < iters && scnt[q] - ccnt[q] < r->tx_depth) {
-				wr[q].wr_id = (uint64_t)q << 48 | (uint64_t)scnt[q];
-				wr[q].send_flags = (scnt[q] + 1) % r->cq_mod == 0 || scnt[q] + 1 == iters ? IBV_SEND_SIGNALED : 0;
-				if (!timed)
-					posted[totscnt] = pf_ticks();
-				int rc = ibv_post_send(r->qp[q], &wr[q], &bad);
+			while (scnt[q] < iters && scnt[q] - ccnt[q] + pl <= r->tx_depth) {
+				for (int k = 0; k < pl; k++) {
+					int64_t n = scnt[q] + k;
+					wr[q][k].wr_id = (uint64_t)q << 48 | (uint64_t)n;
+					wr[q][k].send_flags = (n + 1) % r->cq_mod == 0 || n + 1 == iters ? IBV_SEND_SIGNALED : 0;
+				}
+				if (!timed) {
+					// a list's requests are posted together: one stamp
+					int64_t now = pf_ticks();
+					for (int k = 0; k < pl; k++)
+						posted[totscnt + k] = now;
+				}
+				int rc = ibv_post_send(r->qp[q], wr[q], &bad);
 				if (rc)
 					return r->done = totccnt, -3 - rc;
-				scnt[q]++;
-				totscnt++;
+				scnt[q] += pl;
+				totscnt += pl;
 			}
 		}
 		if (timed && !stop && (look || ++passes % 64 == 0)) {

@@ -156,7 +156,8 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len), lkey: C.uint32_t(s.Targets[0].Local.LKey),
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
-		idle_ms: timeoutMillis(s.Idle),
+		post_list: C.int(max(s.PostList, 1)),
+		idle_ms:   timeoutMillis(s.Idle),
 	}
 	for i, t := range s.Targets {
 		r.qp[i] = e.qps[i].qp

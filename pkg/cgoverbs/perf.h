@@ -26,7 +26,7 @@ struct pf_run {
 	uint32_t len, lkey;
 	int64_t iters;      // per QP; 0 with duration_ns
 	int64_t duration_ns, margin_ns;
-	int tx_depth, cq_mod, idle_ms;
+	int tx_depth, cq_mod, post_list, idle_ms;
 	// out; first, last and the stamps in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;

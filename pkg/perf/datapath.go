@@ -24,6 +24,7 @@ type Stream struct {
 	Iters    int
 	TxDepth  int
 	CQMod    int
+	PostList int
 	Span     int    // bytes of the buffer per QP
 	Remotes  []Dest // one per QP
 	Duration time.Duration
@@ -55,7 +56,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 // (or Duration has passed), as perftest's run_iter_bw.
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
-		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, Duration: s.Duration, Idle: s.Idle,
+		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
 		Margin: s.Margin,
 	}
 	for i, r := range s.Remotes {

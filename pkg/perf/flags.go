@@ -137,6 +137,13 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "post_list", Short: "l", Usage: "bandwidth tests: post this many requests per call, chained (CQ moderation follows unless -Q)", Value: func(v *FlagValues) any { return &v.PostList },
+		Check: func(t Test, v *FlagValues) error {
+			if v.PostList < 1 {
+				return fmt.Errorf("-l %d: a post list holds 1 or more requests", v.PostList)
+			}
+			return nil
+		}},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -148,7 +155,6 @@ var Flags = []Flag{
 	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
 	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
 	{Long: "inline_size", Short: "I", TakesArg: true, Refused: "rdmactl posts no inline data yet"},
-	{Long: "post_list", Short: "l", TakesArg: true, Refused: "rdmactl posts one work request per call yet"},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
 	{Long: "tos", Short: "T", TakesArg: true, Refused: "rdmactl sets no type of service yet",
 		Check: func(t Test, v *FlagValues) error {

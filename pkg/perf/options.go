@@ -41,6 +41,7 @@ type Options struct {
 	Histogram    bool   // -H
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
+	PostList     int    // -l; 0 means 1
 }
 
 // The atomic tests' operations (-A), in perftest's spelling.
@@ -230,8 +231,29 @@ func (o Options) Resolve() (Resolved, error) {
 	if o.CQModeration > 0 {
 		r.CQMod = o.CQModeration
 	}
+	if r.PostList > 1 {
+		switch {
+		case o.Test.Latency():
+			return r, refuse("", "", "Post list is supported in BW tests only")
+		case r.Duration == 0 && r.Iters%r.PostList != 0:
+			return r, refuse("", "", "Number of iterations must be a multiple of post list size")
+		case o.CQModeration == 0:
+			r.CQMod = r.PostList
+		case r.PostList%o.CQModeration != 0:
+			return r, refuse("", "", "Post list size must be a multiple of CQ moderation")
+		}
+		if r.PostList > rdma.MaxPostList {
+			return r, fmt.Errorf("-l %d: rdmactl posts lists of at most %d", r.PostList, rdma.MaxPostList)
+		}
+		if r.PostList > r.TxDepth {
+			return r, fmt.Errorf("-l %d: a post list must fit the TX depth (-t %d)", r.PostList, r.TxDepth)
+		}
+	}
 	if r.CQMod > r.TxDepth {
 		r.CQMod = r.TxDepth
+	}
+	if r.PostList < 1 {
+		r.PostList = 1
 	}
 	r.NoPeak = r.Duration > 0 || r.Iters > noPeakIters || o.SkipPeak
 	if r.Duration > 0 && !(r.Duration > 2*r.margin()) {

@@ -37,6 +37,7 @@ type HeaderInfo struct {
 	RDMACM   bool
 	Events   bool   // -e
 	Atomic   string // the atomic tests' -A
+	PostList int    // -l
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -44,6 +45,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	var b strings.Builder
 	b.WriteString(resultLine)
 	kind := "BW "
+	if h.PostList > 1 {
+		kind = "Post List BW "
+	}
 	if h.Test.Latency() {
 		kind = "Latency "
 	}
@@ -67,6 +71,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	b.WriteString(" ibv_wr* API     : OFF\n")
 	if h.Client {
 		fmt.Fprintf(&b, " TX depth        : %d\n", h.TxDepth)
+	}
+	if h.PostList > 1 {
+		fmt.Fprintf(&b, " Post List       : %d\n", h.PostList)
 	}
 	if h.Test.IsSend() && !h.Client {
 		fmt.Fprintf(&b, " RX depth        : %d\n", h.RxDepth)

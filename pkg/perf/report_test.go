@@ -31,6 +31,8 @@ func captures() []capture {
 		{"send_lat", SendLat, Options{}},
 		{"write_lat", WriteLat, Options{}},
 		{"read_lat", ReadLat, Options{}},
+		{"atomic_bw", AtomicBW, Options{Iters: 100}},
+		{"atomic_lat", AtomicLat, Options{Iters: 100}},
 	} {
 		for _, role := range []string{"server", "client"} {
 			o := c.opts
@@ -76,6 +78,7 @@ func TestHeaderMatchesPerftest(t *testing.T) {
 			WriteHeader(&b, HeaderInfo{
 				Test: r.Test, Client: r.Server != "", Device: "rxe0", QPs: r.QPs, TxDepth: r.TxDepth,
 				RxDepth: r.RxDepth, CQMod: r.CQMod, MTUBytes: 1024, Ethernet: true, GIDIndex: 1, OutReads: 128,
+				Atomic: r.AtomicType,
 			})
 			if b.String() != want {
 				t.Fatalf("header\n got:\n%s\nwant:\n%s", b.String(), want)

@@ -86,6 +86,9 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	if r.warnLargeCQMod() {
 		io.WriteString(s.out, resultLine+"Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n")
 	}
+	if r.PostList > 1 && r.CQModeration == 0 {
+		io.WriteString(s.out, resultLine+"Post List requested - CQ moderation will be the size of the post list\n")
+	}
 	if err := s.openDevice(v); err != nil {
 		return nil, err
 	}
@@ -289,7 +292,7 @@ func (s *session) prepare() error {
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
-		Atomic: s.r.AtomicType,
+		Atomic: s.r.AtomicType, PostList: s.r.PostList,
 	})
 	return nil
 }

@@ -410,3 +410,33 @@ func TestAtomicTests(t *testing.T) {
 		t.Error("atomic_bw -s 16 was taken")
 	}
 }
+
+// TestPostListAsPerftest: -l 4 moderates the CQ by the list unless -Q
+// says otherwise, says so first, and names the list in the title and the
+// header, as ib_write_bw -l 4; perftest's refusals hold.
+func TestPostListAsPerftest(t *testing.T) {
+	srv, cli := runBoth(t, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 100, PostList: 4})
+	first := resultLine + "Post List requested - CQ moderation will be the size of the post list\n"
+	for _, out := range []string{srv, cli} {
+		if !strings.HasPrefix(out, first) || !strings.Contains(out, "                    RDMA_Write Post List BW Test\n") ||
+			!strings.Contains(out, " Post List       : 4\n CQ Moderation   : 4\n") {
+			t.Errorf("-l 4:\n%s", out)
+		}
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Test: WriteBW, Iters: 102, PostList: 4}, "Number of iterations must be a multiple of post list size"},
+		{Options{Test: WriteBW, Iters: 100, PostList: 4, CQModeration: 3}, "Post list size must be a multiple of CQ moderation"},
+		{Options{Test: WriteLat, Iters: 100, PostList: 4}, "Post list is supported in BW tests only"},
+	} {
+		if _, err := c.o.Resolve(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+	r, err := Options{Test: WriteBW, Iters: 100, PostList: 4, CQModeration: 2}.Resolve()
+	if err != nil || r.CQMod != 2 {
+		t.Errorf("-l 4 -Q 2: CQ moderation %d, %v", r.CQMod, err)
+	}
+}

@@ -37,6 +37,9 @@ type PerfConfig struct {
 	Events bool
 }
 
+// MaxPostList bounds Stream.PostList.
+const MaxPostList = 64
+
 // MaxPerfQPs bounds PerfConfig.QPs.
 const MaxPerfQPs = 16
 
@@ -96,6 +99,7 @@ type Stream struct {
 	Iters     int
 	TxDepth   int
 	CQMod     int
+	PostList  int // requests per ibv_post_send, chained (0 means 1)
 	Duration  time.Duration
 	Margin    time.Duration
 	Idle      time.Duration
