@@ -77,8 +77,10 @@ func (f *failure) hint(tool, peer string) string {
 		return "no neighbour answered ARP/ND for " + peer + ": is that host up and on this link? (`rdmactl doctor --ip` checks)"
 	case f.Event == rdma.CMEventAddrError || f.Event == rdma.CMEventRouteError:
 		return fmt.Sprintf("%s with status %d: `rdmactl doctor` checks the route and device", f.Event, f.Status)
-	case f.Event == rdma.CMEventUnreachable || f.Event == rdma.CMEventConnectError:
+	case f.Event == rdma.CMEventUnreachable:
 		return peer + " did not answer the connect request: nothing RDMA answers there, or UDP port 4791 is filtered on the way"
+	case f.Event == rdma.CMEventConnectError:
+		return fmt.Sprintf("the connection to %s broke while it was being set up (status %d): the server went away or dropped it meanwhile; its own output says why", peer, f.Status)
 	case f.Event == rdma.CMEventMulticastError:
 		return fmt.Sprintf("the multicast join was refused (status %d): on RoCE the group must be an IP multicast address the netdev can join", f.Status)
 	}

@@ -46,6 +46,7 @@ func TestHintsSayWhatWasObserved(t *testing.T) {
 		{failure{Event: rdma.CMEventRejected, Status: 28}, "rejected the connect request (reason 28)"},
 		{failure{Event: rdma.CMEventAddrError, Status: -110}, "no neighbour answered ARP/ND for 10.9.0.1"},
 		{failure{Event: rdma.CMEventUnreachable, Status: 1}, "did not answer the connect request"},
+		{failure{Event: rdma.CMEventConnectError, Status: -1}, "broke while it was being set up (status -1)"},
 		{failure{Event: rdma.CMEventMulticastError, Status: -22}, "multicast join was refused (status -22)"},
 		{failure{Timeout: 3e9, What: whatConnectRequest}, "no client connected"},
 		{failure{Timeout: 3e9, What: "multicast data"}, "no datagram arrived"},
