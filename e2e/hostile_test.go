@@ -130,8 +130,9 @@ func healthChecks(t *testing.T) []healthCheck {
 }
 
 // serveHealth runs the checks against serve and fails unless each passes
-// within 2 s of what it took against the idle serve (base; under qemu TCG
-// on a shared machine a client's own start takes seconds), and serve's RSS
+// in at most twice what it took against the idle serve, plus 2 s (base:
+// under qemu TCG on a shared machine a client alone takes 2 to 20 s, and
+// the same check varies by a factor of two between runs), and serve's RSS
 // and thread count stay bounded. It returns what each took.
 func serveHealth(t *testing.T, what string, pid int, base []time.Duration) []time.Duration {
 	t.Helper()
@@ -145,8 +146,8 @@ func serveHealth(t *testing.T, what string, pid int, base []time.Duration) []tim
 		if r.Code != 0 {
 			t.Errorf("%s: %s exit %d\n%s%s", what, c.name, r.Code, r.Stdout, r.Stderr)
 		}
-		if base != nil && d > base[i]+2*time.Second {
-			t.Errorf("%s: %s took %v, %v against the idle serve: want within 2 s of that", what, c.name, d, base[i])
+		if base != nil && d > 2*base[i]+2*time.Second {
+			t.Errorf("%s: %s took %v, %v against the idle serve: want at most twice that and 2 s", what, c.name, d, base[i])
 		}
 	}
 	rssKiB, threads := rss(t, pid), procStatusKiB(t, pid, "Threads")
@@ -166,7 +167,7 @@ func countFDs(pid int) int {
 }
 
 // TestSingleHostileServe: serve keeps answering rping, a demo client and
-// smoke, each within 2 s of its time against the idle serve, in at most
+// smoke, each in at most twice its time against the idle serve plus 2 s, in at most
 // 16 MiB and a bounded number of threads, while 500 idle TCP connections
 // are held open on each of its TCP ports and while 200 garbage clients
 // come to each; SIGTERM then leaves nothing behind.
