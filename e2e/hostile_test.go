@@ -167,10 +167,10 @@ func countFDs(pid int) int {
 }
 
 // TestSingleHostileServe: serve keeps answering rping, a demo client and
-// smoke, each in at most twice its time against the idle serve plus 2 s, in at most
-// 16 MiB and a bounded number of threads, while 500 idle TCP connections
-// are held open on each of its TCP ports and while 200 garbage clients
-// come to each; SIGTERM then leaves nothing behind.
+// smoke, each in at most twice its time against the idle serve plus 2 s,
+// in at most 16 MiB and a bounded number of threads, while 500 idle TCP
+// connections are held open on each of its TCP ports and while 200
+// garbage clients come to each; SIGTERM then leaves nothing behind.
 func TestSingleHostileServe(t *testing.T) {
 	requireRole(t, "single")
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
@@ -244,7 +244,7 @@ func TestSingleHostileSlowPerftest(t *testing.T) {
 	}
 }
 
-// TestSingleHostileDevinfoEmptyName: -d '' names no device, as in
+// TestSingleHostileDevinfoEmptyName: an empty -d names no device, as in
 // ibv_devinfo, which says so and exits 255.
 func TestSingleHostileDevinfoEmptyName(t *testing.T) {
 	requireRole(t, "single")
