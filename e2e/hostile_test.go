@@ -278,3 +278,51 @@ func TestSingleHostilePingModeFlags(t *testing.T) {
 	}
 	sameResult(t, "ping -s -c", clients[0], clients[1])
 }
+
+// TestSingleHostileSmokeSpecialFiles: smoke writes its reports into
+// devices and FIFOs as they stand: /dev/null stays a device, /dev/full
+// fails the run with ENOSPC named, and a FIFO's reader gets the report.
+func TestSingleHostileSmokeSpecialFiles(t *testing.T) {
+	requireRole(t, "single")
+	s := startServe(t, 7177, 19878, "-a", "10.9.0.1")
+	args := []string{"smoke", "10.9.0.1", "--port", "7177", "--tcp-port", "19878", "-C", "2"}
+	if r := run(t, 2*time.Minute, rdmactl, append(args, "--junit", "/dev/null")...); r.Code != 0 {
+		t.Errorf("--junit /dev/null: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("/dev/null is now %v (%v)", st.Mode(), err)
+	}
+	r := run(t, 2*time.Minute, rdmactl, append(args, "--prom", "/dev/full")...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "--prom: write /dev/full: no space left on device") {
+		t.Errorf("--prom /dev/full: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("/dev/full is now %v (%v)", st.Mode(), err)
+	}
+	fifo := t.TempDir() + "/junit.fifo"
+	if r := run(t, time.Minute, "mkfifo", fifo); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- string(b)
+	}()
+	time.Sleep(500 * time.Millisecond) // the reader opens its end first
+	if r := run(t, 2*time.Minute, rdmactl, append(args, "--junit", fifo)...); r.Code != 0 {
+		t.Errorf("--junit FIFO: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if report := <-got; !strings.Contains(report, "<testsuites") {
+		t.Errorf("the FIFO's reader got %q", report)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v (%v)", st.Mode(), err)
+	}
+	s.stop()
+}
