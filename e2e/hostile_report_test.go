@@ -15,8 +15,9 @@ import (
 
 // lyingPerftest plays perftest's write_bw client over the exchange alone
 // (it never writes a byte over RDMA) and reports the numbers it is given:
-// the server's QP goes to RTR towards a QP that does not exist, and the
-// server then waits for the client's "done" and its report.
+// the server's QP goes to RTR towards a QP that does not exist on
+// 10.9.0.1's GID (one kernel: one device for both ends), and the server
+// then waits for the client's "done" and its report.
 func lyingPerftest(port int, iters uint64, avg float64) error {
 	c, err := dialFrom(port)
 	if err != nil {
@@ -34,7 +35,7 @@ func lyingPerftest(port int, iters uint64, avg float64) error {
 	version := make([]byte, 16)
 	copy(version, "6.06")
 	record := []byte(fmt.Sprintf("%04x:%04x:%06x:%06x:%08x:%016x:", 0, 1, 0x123, 0x456, 0x789, 0x1000) +
-		strings.Repeat("00:", 10) + "ff:ff:0a:09:00:02:" + fmt.Sprintf("%08x:", 0) + "\x00")
+		strings.Repeat("00:", 10) + "ff:ff:0a:09:00:01:" + fmt.Sprintf("%08x:", 0) + "\x00")
 	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 	steps := [][]byte{version, u64(0)[:4], u64(0)[:4], []byte("3\x00"),
 		record, record, record, // the QP records, the addresses, after RTR

@@ -130,8 +130,9 @@ func healthChecks(t *testing.T) []healthCheck {
 }
 
 // serveHealth runs the checks against serve and fails unless each passes
-// within 2 s of what it took against the idle serve (base; under qemu TCG
-// on a shared machine a client's own start takes seconds), and serve's RSS
+// in at most twice what it took against the idle serve, plus 2 s (base:
+// under qemu TCG on a shared machine a client alone takes 2 to 20 s, and
+// the same check varies by a factor of two between runs), and serve's RSS
 // and thread count stay bounded. It returns what each took.
 func serveHealth(t *testing.T, what string, pid int, base []time.Duration) []time.Duration {
 	t.Helper()
@@ -145,8 +146,8 @@ func serveHealth(t *testing.T, what string, pid int, base []time.Duration) []tim
 		if r.Code != 0 {
 			t.Errorf("%s: %s exit %d\n%s%s", what, c.name, r.Code, r.Stdout, r.Stderr)
 		}
-		if base != nil && d > base[i]+2*time.Second {
-			t.Errorf("%s: %s took %v, %v against the idle serve: want within 2 s of that", what, c.name, d, base[i])
+		if base != nil && d > 2*base[i]+2*time.Second {
+			t.Errorf("%s: %s took %v, %v against the idle serve: want at most twice that and 2 s", what, c.name, d, base[i])
 		}
 	}
 	rssKiB, threads := rss(t, pid), procStatusKiB(t, pid, "Threads")
@@ -166,10 +167,10 @@ func countFDs(pid int) int {
 }
 
 // TestSingleHostileServe: serve keeps answering rping, a demo client and
-// smoke, each within 2 s of its time against the idle serve, in at most
-// 16 MiB and a bounded number of threads, while 500 idle TCP connections
-// are held open on each of its TCP ports and while 200 garbage clients
-// come to each; SIGTERM then leaves nothing behind.
+// smoke, each in at most twice its time against the idle serve plus 2 s,
+// in at most 16 MiB and a bounded number of threads, while 500 idle TCP
+// connections are held open on each of its TCP ports and while 200
+// garbage clients come to each; SIGTERM then leaves nothing behind.
 func TestSingleHostileServe(t *testing.T) {
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitTCPListen(t, perftestPort)
@@ -241,7 +242,7 @@ func TestSingleHostileSlowPerftest(t *testing.T) {
 	}
 }
 
-// TestSingleHostileDevinfoEmptyName: -d '' names no device, as in
+// TestSingleHostileDevinfoEmptyName: an empty -d names no device, as in
 // ibv_devinfo, which says so and exits 255.
 func TestSingleHostileDevinfoEmptyName(t *testing.T) {
 	real := run(t, time.Minute, "ibv_devinfo", "-d", "")
@@ -272,4 +273,52 @@ func TestSingleHostilePingModeFlags(t *testing.T) {
 		t.Fatalf("rping -s -c: exit %d\n%s%s", clients[0].Code, clients[0].Stdout, clients[0].Stderr)
 	}
 	sameResult(t, "ping -s -c", clients[0], clients[1])
+}
+
+// TestSingleHostileSmokeSpecialFiles: smoke writes its reports into
+// devices and FIFOs as they stand: /dev/null stays a device, /dev/full
+// fails the run with ENOSPC named, and a FIFO's reader gets the report.
+func TestSingleHostileSmokeSpecialFiles(t *testing.T) {
+	requireRole(t, "single")
+	s := startServe(t, 7177, 19878, "-a", "10.9.0.1")
+	args := []string{"smoke", "10.9.0.1", "--port", "7177", "--tcp-port", "19878", "-C", "2"}
+	if r := run(t, 2*time.Minute, rdmactl, append(args, "--junit", "/dev/null")...); r.Code != 0 {
+		t.Errorf("--junit /dev/null: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("/dev/null is now %v (%v)", st.Mode(), err)
+	}
+	r := run(t, 2*time.Minute, rdmactl, append(args, "--prom", "/dev/full")...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "--prom: write /dev/full: no space left on device") {
+		t.Errorf("--prom /dev/full: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("/dev/full is now %v (%v)", st.Mode(), err)
+	}
+	fifo := t.TempDir() + "/junit.fifo"
+	if r := run(t, time.Minute, "mkfifo", fifo); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- string(b)
+	}()
+	time.Sleep(500 * time.Millisecond) // the reader opens its end first
+	if r := run(t, 2*time.Minute, rdmactl, append(args, "--junit", fifo)...); r.Code != 0 {
+		t.Errorf("--junit FIFO: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if report := <-got; !strings.Contains(report, "<testsuites") {
+		t.Errorf("the FIFO's reader got %q", report)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v (%v)", st.Mode(), err)
+	}
+	s.stop()
 }
