@@ -174,7 +174,6 @@ func TestSingleVersionAgrees(t *testing.T) {
 // that never answers ends the check as interrupted after the time it ran,
 // not "timed out after" its bound, and the run ends soon after.
 func TestSingleSmokeInterrupted(t *testing.T) {
-	requireRole(t, "single")
 	cmPort, tcpPort := freshPort(), freshPort()
 	srv := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
 	defer srv.stop()

@@ -279,7 +279,6 @@ func TestSingleHostilePingModeFlags(t *testing.T) {
 // devices and FIFOs as they stand: /dev/null stays a device, /dev/full
 // fails the run with ENOSPC named, and a FIFO's reader gets the report.
 func TestSingleHostileSmokeSpecialFiles(t *testing.T) {
-	requireRole(t, "single")
 	s := startServe(t, 7177, 19878, "-a", "10.9.0.1")
 	args := []string{"smoke", "10.9.0.1", "--port", "7177", "--tcp-port", "19878", "-C", "2"}
 	if r := run(t, 2*time.Minute, rdmactl, append(args, "--junit", "/dev/null")...); r.Code != 0 {
