@@ -28,6 +28,10 @@
 #         the default 4096 bytes, BENCH_COUNT iterations: the client's
 #         usec/iter and CPU (user+sys of both sides), best of ROUNDS
 #         alternating rounds
+#   cm    (not in the default parts) connection set-up as cmtime measures
+#         it: cmtime -s against rdmactl cm cmtime -s, both against a C cmtime
+#         server, BENCH_CM_CONNS connections (default 100): the sum of the
+#         steps' us/conn and each step's, best of ROUNDS alternating rounds
 #   perf  (not in the default parts) ib_write_bw<->ib_write_bw against
 #         rdmactl perf write_bw<->rdmactl at 64 KiB (BENCH_PERF_ITERS, default
 #         5000 messages): BW average MB/s and CPU (user+sys of both sides),
@@ -244,7 +248,11 @@ guest() {
 	fi
 
 	if [[ $parts == *" pingpong "* ]]; then
-		pingpong_part "$ours" "$before"
+		pingpong_part "$ours"
+	fi
+
+	if [[ $parts == *" cm "* ]]; then
+		cm_part "$ours"
 	fi
 
 	if [[ $parts != *" floor "* ]]; then
@@ -372,7 +380,7 @@ pingpong_pair() {
 # pingpong_part: usec/iter of ibv_rc_pingpong against rdmactl pingpong rc,
 # polling and with -e, alternating, in this boot.
 pingpong_part() {
-	local ours=$1 before=$2 gid r v name s c out us cpu mode
+	local ours=$1 gid r v name s c out us cpu mode
 	if ! command -v ibv_rc_pingpong >/dev/null; then
 		echo "pingpong     ibv_rc_pingpong not installed (apt-get install ibverbs-utils)"
 		return
@@ -384,7 +392,6 @@ pingpong_part() {
 		local extra=()
 		[ "$mode" = events ] && extra=(-e)
 		local variants=("ibv_rc_pingpong|$rc|$rc" "rdmactl|$ours pingpong rc|$ours pingpong rc")
-		[ -n "$before" ] && variants+=("rdmactl before|$before pingpong rc|$before pingpong rc")
 		declare -A best=() bcpu=() all=()
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
@@ -405,6 +412,44 @@ pingpong_part() {
 			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}')"
 		done
 		unset best bcpu all
+	done
+}
+
+# cm_part: cmtime's per-connection set-up, the C client against rdmactl cm
+# cmtime, alternating, both against one C cmtime server in this boot.
+cm_part() {
+	local ours=$1 conns=${BENCH_CM_CONNS:-100} r v name c out total
+	if ! command -v cmtime >/dev/null; then
+		echo "cm           cmtime not installed (apt-get install rdmacm-utils)"
+		return
+	fi
+	local ct
+	ct=$(stage cmtime)
+	port=$((port + 1))
+	$ct -b 10.9.0.1 -p $port >/dev/null 2>&1 &
+	local spid=$!
+	wait_listen $port $spid || { echo "bench: cmtime did not listen" >&2; return 1; }
+	local variants=("cmtime|$ct" "rdmactl|$ours cm cmtime")
+	declare -A best=() all=() steps=()
+	for r in $(seq "$rounds"); do
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name c <<<"$v"
+			out=$(timeout 120 $c -s 10.9.0.1 -p $port -c "$conns" 2>/dev/null) || { echo "bench: $name cmtime failed" >&2; kill $spid; return 1; }
+			total=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); t += f[n] } END { printf "%.1f", t }')
+			printf 'cmtime -c %d  %-16s round %d  %9.1f us/conn (all steps)\n' "$conns" "$name" "$r" "$total"
+			all[$name]="${all[$name]:+${all[$name]}, }$total"
+			if [ -z "${best[$name]:-}" ] || awk -v a="$total" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
+				best[$name]=$total
+				steps[$name]=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); printf "%s\"%s\": %s", sep, $1, f[n]; sep = ", " }')
+			fi
+		done
+	done
+	kill $spid 2>/dev/null || true
+	for v in "${variants[@]}"; do
+		IFS='|' read -r name c <<<"$v"
+		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" 'BEGIN {
+			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)\n", k, n, b, b/ref }'
+		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}')"
 	done
 }
 
