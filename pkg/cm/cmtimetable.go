@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -78,9 +79,17 @@ func (t *timings) rows() []StepRow {
 			per = us / float32(n)
 		}
 		out = append(out, StepRow{Step: stepNames[i], TotalMs: float64(us) / 1000, MaxMs: float64(mx) / 1000,
-			MinUs: float64(mn), UsConn: float64(per)})
+			MinUs: float64(mn), UsConn: widen(per)})
 	}
 	return out
+}
+
+// widen is x as a float64 with float32's shortest decimal form, so that
+// JSON carries 859.85 and not 859.8499755859375; the table prints the
+// same digits either way.
+func widen(x float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	return v
 }
 
 // writeTable prints the table as cmtime's show_perf does.
