@@ -51,6 +51,9 @@ type StepRow struct {
 	MaxMs   float64 `json:"max_ms"`
 	MinUs   float64 `json:"min_us"`
 	UsConn  float64 `json:"us_per_conn"`
+	// perConn is us_per_conn as cmtime prints it: the float32 quotient
+	// widened exactly (UsConn keeps float32's shortest digits for JSON).
+	perConn float64
 }
 
 // rows computes the table; float32 as cmtime keeps its figures. Without
@@ -79,14 +82,14 @@ func (t *timings) rows() []StepRow {
 			per = us / float32(n)
 		}
 		out = append(out, StepRow{Step: stepNames[i], TotalMs: float64(us) / 1000, MaxMs: float64(mx) / 1000,
-			MinUs: float64(mn), UsConn: widen(per)})
+			MinUs: float64(mn), UsConn: widen(per), perConn: float64(per)})
 	}
 	return out
 }
 
 // widen is x as a float64 with float32's shortest decimal form, so that
 // JSON carries 859.85 and not 859.8499755859375; the table prints the
-// same digits either way.
+// digits of the exact value.
 func widen(x float32) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
 	return v
@@ -97,8 +100,8 @@ func writeTable(w io.Writer, rows []StepRow) {
 	fmt.Fprintf(w, "step              total ms     max ms     min us  us / conn\n")
 	for _, r := range rows {
 		// -c 0 divides by zero: glibc prints the NaN as "-nan".
-		per := fmt.Sprintf("%11.2f", r.UsConn)
-		if math.IsNaN(r.UsConn) {
+		per := fmt.Sprintf("%11.2f", r.perConn)
+		if math.IsNaN(r.perConn) {
 			per = fmt.Sprintf("%11s", "-nan")
 		}
 		fmt.Fprintf(w, "%-13s: %11.2f%11.2f%11.2f%s\n", r.Step, r.TotalMs, r.MaxMs, r.MinUs, per)
