@@ -12,7 +12,6 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		Use:           "rdmactl",
 		Short:         "Bring up, inspect and test RDMA devices",
 		Long:          "rdmactl replaces rping, ibv_devinfo, ibv_devices, show_gids, rxe_cfg and the RC verbs demo with one tool.",
-		Version:       f.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -58,7 +57,7 @@ func newCmdRoot(f *cli.Factory) *cobra.Command {
 		newCmdCM(f, nil),
 	)
 	cmd.InitDefaultCompletionCmd()
-	setVersionFlag(cmd, f)
+	setVersionFlag(cmd)
 	requireSubcommands(cmd, f)
 	registerCompletions(cmd, f)
 	return cmd

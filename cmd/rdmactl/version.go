@@ -83,13 +83,20 @@ type versionDocument struct {
 	RDMACore   string `json:"rdma_core"`
 }
 
-// setVersionFlag makes the root's -v/--version print what `rdmactl
-// version` prints, so the two never disagree.
-func setVersionFlag(root *cobra.Command, f *cli.Factory) {
-	cobra.AddTemplateFunc("rdmactlVersion", func() string {
-		return versionText(f.Version, runtime.Version(), describeVerbsFile(verbsLibrary()))
-	})
-	root.SetVersionTemplate("{{rdmactlVersion}}")
+// setVersionFlag gives the root -v/--version, which runs `rdmactl
+// version` (its --json too), so the two never disagree. It is a plain flag, not
+// cobra's version template: executing any template keeps every exported
+// method of every type in the binary (text/template finds methods by
+// name), megabytes that a long-running responder then maps.
+func setVersionFlag(root *cobra.Command) {
+	show := root.Flags().BoolP("version", "v", false, "print the version, as 'rdmactl version' does")
+	run := root.RunE
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if v, _, err := cmd.Find([]string{"version"}); *show && err == nil {
+			return v.RunE(v, nil)
+		}
+		return run(cmd, args)
+	}
 }
 
 func versionText(v, goVersion, verbs string) string {
