@@ -48,7 +48,7 @@ func checkDemoSuccess(t *testing.T, srv, cli result) {
 }
 
 func TestSingleDemoBothSides(t *testing.T) {
-	for _, gid := range []string{"1", "auto"} {
+	for _, gid := range []string{ownGID(t), "auto"} {
 		t.Run("gid-"+gid, func(t *testing.T) {
 			port := 19900 + len(gid)
 			s := start(t, 2*time.Minute, rdmactl, demoArgs("", gid, port)...)
@@ -66,7 +66,7 @@ func TestSingleDemoWrongGIDIndex(t *testing.T) {
 	begin := time.Now()
 	s := start(t, 2*time.Minute, rdmactl, demoArgs("", "0", port)...)
 	waitTCPListen(t, port)
-	cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", "1", port)...)
+	cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", ownGID(t), port)...)
 	srv := s.wait(t)
 	for side, r := range map[string]result{"server": srv, "client": cli} {
 		if r.Code != 1 {
@@ -86,12 +86,16 @@ func TestSingleDemoWrongGIDIndex(t *testing.T) {
 
 // TestTwoHostsDemo: server on host A, client on host B, across the link.
 func TestTwoHostsDemo(t *testing.T) {
-	for _, gid := range []string{"1", "auto"} {
+	for _, gid := range []string{"index", "auto"} {
 		t.Run("gid-"+gid, func(t *testing.T) {
 			port := 19920 + len(gid)
-			s := start(t, 3*time.Minute, rdmactl, demoArgs("", gid, port)...)
+			here, there := gid, gid
+			if gid == "index" {
+				here, there = ownGID(t), remoteGID(t)
+			}
+			s := start(t, 3*time.Minute, rdmactl, demoArgs("", here, port)...)
 			waitTCPListen(t, port)
-			cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, demoArgs("10.9.1.1", gid, port)...)))
+			cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, demoArgs("10.9.1.1", there, port)...)))
 			checkDemoSuccess(t, s.wait(t), cli)
 		})
 	}
@@ -133,9 +137,9 @@ func checkNVIDIAInterop(t *testing.T, srv, cli result) {
 func TestSingleDemoNVIDIAVariant(t *testing.T) {
 	t.Run("rdmactl-client", func(t *testing.T) {
 		port := 19930
-		s := start(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("", "1", port))...)
+		s := start(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("", ownGID(t), port))...)
 		waitTCPListen(t, port)
-		cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", "1", port)...)
+		cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", ownGID(t), port)...)
 		srv := s.wait(t)
 		checkNVIDIAInterop(t, srv, cli)
 		if want := "Message is: '" + nvidiaMessage + "'\n"; !strings.Contains(cli.Stdout, want) {
@@ -144,9 +148,9 @@ func TestSingleDemoNVIDIAVariant(t *testing.T) {
 	})
 	t.Run("rdmactl-server", func(t *testing.T) {
 		port := 19931
-		s := start(t, 2*time.Minute, rdmactl, demoArgs("", "1", port)...)
+		s := start(t, 2*time.Minute, rdmactl, demoArgs("", ownGID(t), port)...)
 		waitTCPListen(t, port)
-		cli := run(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("10.9.0.1", "1", port))...)
+		cli := run(t, 2*time.Minute, rdmactl, nvidiaPeer(demoArgs("10.9.0.1", ownGID(t), port))...)
 		checkNVIDIAInterop(t, s.wait(t), cli)
 	})
 }
@@ -157,9 +161,9 @@ func TestSingleDemoNVIDIAVariant(t *testing.T) {
 // GIDs, which were fine.
 func TestSingleDemoRemoteAccessError(t *testing.T) {
 	port := 19932
-	s := start(t, 2*time.Minute, rdmactl, append(demoArgs("", "1", port), "--advertise-rkey", "0xdeadbe00")...)
+	s := start(t, 2*time.Minute, rdmactl, append(demoArgs("", ownGID(t), port), "--advertise-rkey", "0xdeadbe00")...)
 	waitTCPListen(t, port)
-	cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", "1", port)...)
+	cli := run(t, 2*time.Minute, rdmactl, demoArgs("10.9.0.1", ownGID(t), port)...)
 	srv := s.wait(t)
 	if cli.Code != 1 || srv.Code != 1 {
 		t.Fatalf("want exit 1 on both sides: server %d\n%s%s\nclient %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
@@ -184,7 +188,7 @@ func TestNoRxeDemoNoDevice(t *testing.T) {
 	if devs := run(t, 30*time.Second, "ibv_devices"); strings.Contains(devs.Stdout, "rxe") {
 		t.Fatalf("the lab has RDMA devices; this test needs none:\n%s", devs.Stdout)
 	}
-	for _, args := range [][]string{demoArgs("", "1", 19933), demoArgs("10.9.0.1", "1", 19934)} {
+	for _, args := range [][]string{demoArgs("", ownGID(t), 19933), demoArgs("10.9.0.1", ownGID(t), 19934)} {
 		begin := time.Now()
 		r := run(t, 3*time.Minute, rdmactl, append(args, "--timeout", "2m")...)
 		msg := strings.TrimRight(r.Stderr, "\n")

@@ -177,9 +177,9 @@ func TestSingleBadInput(t *testing.T) {
 		{[]string{"gids", "--ip", "10.77.0.1"}, 1, "10.77.0.1"},
 		{[]string{"--config", "/nonexistent/rdmactl.yaml", "devices"}, 2, "/nonexistent/rdmactl.yaml"},
 		{[]string{"gids", "--bogus-flag"}, 2, "bogus-flag"}, // devinfo keeps ibv_devinfo's code: TestSingleEmulatedBadOptionExit
-		{[]string{"demo", "-d", "nosuch", "-g", "1"}, 2, `no RDMA device "nosuch" (from -d)`},
+		{[]string{"demo", "-d", "nosuch", "-g", ownGID(t)}, 2, `no RDMA device "nosuch" (from -d)`},
 		{[]string{"demo", "-d", "rxe0", "-g", "99"}, 2, "rdmactl gids"},
-		{[]string{"demo", "-d", "rxe0", "-i", "2", "-g", "1"}, 2, "port 2"},
+		{[]string{"demo", "-d", "rxe0", "-i", "2", "-g", ownGID(t)}, 2, "port 2"},
 		{[]string{"demo", "-d", "rxe0"}, 2, "-g auto"},
 		{[]string{"bogus-command"}, 2, "bogus-command"},
 	} {

@@ -321,3 +321,31 @@ func TestSingleHostileSmokeSpecialFiles(t *testing.T) {
 	}
 	s.stop()
 }
+
+// ownGID is the index of the RoCE v2 GID of this VM's own address on rxe0
+// (10.9.0.1 in the single VM, 10.9.1.1 on host A), read from sysfs: on a
+// fresh netdev SLAAC can put another entry at index 1.
+func ownGID(t *testing.T) string {
+	if ownGIDIndex == "" {
+		ip := "10.9.0.1"
+		if os.Getenv("LAB_ROLE") == "a" {
+			ip = "10.9.1.1"
+		}
+		ownGIDIndex = gidIndexOf(t, "rxe0", ip)
+	}
+	return ownGIDIndex
+}
+
+// ownGIDIndex is ownGID's answer, read once: the table does not change
+// within a boot, and reading it from sysfs is slow under emulation.
+var ownGIDIndex string
+
+// remoteGID is host B's: the index of 10.9.1.2's RoCE v2 GID on its rxe0.
+func remoteGID(t *testing.T) string {
+	t.Helper()
+	r := remote(t, time.Minute, shellJoin([]string{rdmactl, "gids", "--ip", "10.9.1.2"}))
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
+		t.Fatalf("host B's GID index of 10.9.1.2: %+v", r)
+	}
+	return strings.TrimSpace(r.Stdout)
+}

@@ -50,8 +50,8 @@ func TestSingleJSONSchemas(t *testing.T) {
 		{"gids", true, []string{"gids", "--ip", "10.77.0.1"}},
 		{"ping", true, []string{"ping", "-c", "-a", "10.9.0.1", "-p", fmt.Sprint(freshPort()), "-C", "1", "--timeout", "5s"}},
 		{"ping-server", true, []string{"ping", "-s", "-a", "10.77.0.1", "-p", fmt.Sprint(freshPort())}},
-		{"demo", true, []string{"demo", "-d", "nosuch", "-g", "1"}},
-		{"demo", true, []string{"demo", "10.9.0.1", "-d", "rxe0", "-g", "1", "-p", "19999", "--timeout", "3s"}},
+		{"demo", true, []string{"demo", "-d", "nosuch", "-g", ownGID(t)}},
+		{"demo", true, []string{"demo", "10.9.0.1", "-d", "rxe0", "-g", ownGID(t), "-p", "19999", "--timeout", "3s"}},
 		{"rxe-status", false, []string{"rxe", "status"}},
 		{"rxe-status", true, []string{"rxe", "status", "extra"}},
 		{"rxe-add", true, []string{"rxe", "add", "nosuchnet"}},
@@ -64,7 +64,7 @@ func TestSingleJSONSchemas(t *testing.T) {
 		{"version", true, []string{"version", "extra"}},
 		{"smoke", false, []string{"smoke", "-C", "3", "--timeout", "30s"}},
 		{"smoke", true, []string{"smoke", "10.9.0.77", "-C", "1", "--timeout", "3s"}},
-		{"perf", true, []string{"perf", "write_bw", "-d", "rxe0", "-x", "1", "-p", "18999", "--timeout", "3s", "10.9.0.1"}},
+		{"perf", true, []string{"perf", "write_bw", "-d", "rxe0", "-x", ownGID(t), "-p", "18999", "--timeout", "3s", "10.9.0.1"}},
 		{"serve-line", true, []string{"serve", "-a", "10.77.0.1"}},
 	} {
 		args := append([]string{"--json"}, c.args...)
@@ -73,7 +73,7 @@ func TestSingleJSONSchemas(t *testing.T) {
 
 	// perf's failures carry rdmactl's message and hint in the error document
 	// (they said only "the message is on standard error").
-	r := run(t, 2*minute, rdmactl, "--json", "perf", "send_lat", "-d", "rxe0", "-x", "1", "-p", "18998", "--timeout", "3s", "10.9.0.1")
+	r := run(t, 2*minute, rdmactl, "--json", "perf", "send_lat", "-d", "rxe0", "-x", ownGID(t), "-p", "18998", "--timeout", "3s", "10.9.0.1")
 	if !strings.Contains(r.Stdout, `"message":"Couldn't connect to 10.9.0.1:18998`) || !strings.Contains(r.Stdout, `"hint":"`) ||
 		!strings.Contains(r.Stderr, "rdmactl: Couldn't connect") || !strings.Contains(r.Stderr, "\nhint: ") {
 		t.Errorf("perf failure: stdout %s\nstderr %s", r.Stdout, r.Stderr)
@@ -111,18 +111,18 @@ func TestSingleJSONSchemas(t *testing.T) {
 	})
 
 	t.Run("demo both sides", func(t *testing.T) {
-		srv := start(t, 2*minute, rdmactl, "-j", "demo", "-d", "rxe0", "-g", "1", "-p", "19871")
+		srv := start(t, 2*minute, rdmactl, "-j", "demo", "-d", "rxe0", "-g", ownGID(t), "-p", "19871")
 		waitTCPListen(t, 19871)
-		checkSchema(t, "demo", false, run(t, 2*minute, rdmactl, "-j", "demo", "10.9.0.1", "-d", "rxe0", "-g", "1", "-p", "19871"), "demo client")
+		checkSchema(t, "demo", false, run(t, 2*minute, rdmactl, "-j", "demo", "10.9.0.1", "-d", "rxe0", "-g", ownGID(t), "-p", "19871"), "demo client")
 		checkSchema(t, "demo", false, srv.wait(t), "demo server")
 	})
 
 	t.Run("perf both sides", func(t *testing.T) {
 		for i, test := range []string{"write_bw", "send_lat"} {
 			port := fmt.Sprint(18991 + i)
-			srv := start(t, 2*minute, rdmactl, "-j", "perf", test, "-d", "rxe0", "-x", "1", "-n", "100", "-p", port)
+			srv := start(t, 2*minute, rdmactl, "-j", "perf", test, "-d", "rxe0", "-x", ownGID(t), "-n", "100", "-p", port)
 			waitTCPListen(t, 18991+i)
-			checkSchema(t, "perf", false, run(t, 2*minute, rdmactl, "-j", "perf", test, "-d", "rxe0", "-x", "1", "-n", "100", "-p", port, "10.9.0.1"), test+" client")
+			checkSchema(t, "perf", false, run(t, 2*minute, rdmactl, "-j", "perf", test, "-d", "rxe0", "-x", ownGID(t), "-n", "100", "-p", port, "10.9.0.1"), test+" client")
 			checkSchema(t, "perf", false, srv.wait(t), test+" server")
 		}
 	})
@@ -161,7 +161,7 @@ func TestSingleJSONSchemas(t *testing.T) {
 		if r := run(t, 2*minute, "rping", "-c", "-a", "10.9.0.1", "-p", "7290", "-C", "2", "-V"); r.Code != 0 {
 			t.Errorf("rping against serve: %+v", r)
 		}
-		if r := run(t, 2*minute, rdmactl, "demo", "10.9.0.1", "-d", "rxe0", "-g", "1", "-p", "19290"); r.Code != 0 {
+		if r := run(t, 2*minute, rdmactl, "demo", "10.9.0.1", "-d", "rxe0", "-g", ownGID(t), "-p", "19290"); r.Code != 0 {
 			t.Errorf("demo against serve: %+v", r)
 		}
 		// smoke --bw: its document, and serve's write_bw line.

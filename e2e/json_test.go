@@ -18,7 +18,7 @@ func TestSingleJSONOnFailure(t *testing.T) {
 		{"-j", "devinfo", "-d", "nosuch"},
 		{"-j", "gids", "--ip", "10.77.0.1"},
 		{"-j", "gids", "--bogus"},
-		{"-j", "demo", "-d", "nosuch", "-g", "1"},
+		{"-j", "demo", "-d", "nosuch", "-g", ownGID(t)},
 		{"-j", "rxe", "remove", "nosuch"},
 		{"-j", "ping", "-c", "-a", "10.9.0.1", "-p", fmt.Sprint(freshPort()), "-C", "1", "--timeout", "5s"},
 		{"-j", "smoke", "--timeout", "0s"},

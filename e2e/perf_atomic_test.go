@@ -24,7 +24,7 @@ func TestSinglePerfAtomicInterop(t *testing.T) {
 	} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(c.test+" "+c.atomic+"/"+roles[0]+"-server", func(t *testing.T) {
-				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-n", "100", "-A", c.atomic)
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "100", "-A", c.atomic)
 				if srv.Code != 0 || cli.Code != 0 {
 					t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
 				}

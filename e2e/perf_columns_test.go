@@ -80,7 +80,7 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 	} {
 		for _, rdmactlSide := range []string{"client", "server"} {
 			t.Run(shape.test+"/"+shape.args[1]+"/rdmactl-"+rdmactlSide, func(t *testing.T) {
-				args := append([]string{"-d", "rxe0", "-x", "1"}, shape.args...)
+				args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, shape.args...)
 				server, client := "perftest", "rdmactl"
 				if rdmactlSide == "server" {
 					server, client = "rdmactl", "perftest"
@@ -126,7 +126,7 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 // largest peak of the same sweep by more than a factor of 3 (it read up
 // to 8000000000 MB/s).
 func TestSinglePerfAllSizesPeak(t *testing.T) {
-	args := []string{"-d", "rxe0", "-x", "1", "-a", "-n", "5"}
+	args := []string{"-d", "rxe0", "-x", ownGID(t), "-a", "-n", "5"}
 	_, ref := perfPair(t, "write_bw", "perftest", "perftest", singlePair(t), args...)
 	srv, ours := perfPair(t, "write_bw", "perftest", "rdmactl", singlePair(t), args...)
 	checkPerf(t, "write_bw", srv, ours)

@@ -74,9 +74,9 @@ func TestSinglePerfOptionsInterop(t *testing.T) {
 	for _, c := range perfOptionCases {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(c.test+" "+c.args+"/"+roles[0]+"-server", func(t *testing.T) {
-				args := append([]string{"-d", "rxe0", "-x", "1", "-n", "20"}, strings.Fields(c.args)...)
+				args := append([]string{"-d", "rxe0", "-x", ownGID(t), "-n", "20"}, strings.Fields(c.args)...)
 				if strings.HasPrefix(c.args, "-D") {
-					args = append([]string{"-d", "rxe0", "-x", "1"}, strings.Fields(c.args)...)
+					args = append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 				}
 				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), args...)
 				if srv.Code != 0 || cli.Code != 0 {

@@ -51,7 +51,7 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-n 100 -l 4 -Q 3"},
 		{"write_lat", "-l 4"},
 	} {
-		args := append([]string{"-d", "rxe0", "-x", "1"}, strings.Fields(c.args)...)
+		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)
 		ours := run(t, time.Minute, rdmactl, append([]string{"perf", c.test}, args...)...)
 		// perftest's line: its first on stderr, past getopt's "ib_x: "
@@ -88,7 +88,7 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 func TestSinglePerfMismatchSaysWhatDiffers(t *testing.T) {
 	pair := func(srvName string, srvArgs []string, cliName string, cliArgs []string) (result, result) {
 		perfPort++
-		port := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", "1", "-n", "50"}
+		port := []string{"-p", fmt.Sprint(perfPort), "-d", "rxe0", "-x", ownGID(t), "-n", "50"}
 		s := start(t, 20*time.Second, srvName, append(srvArgs, port...)...)
 		waitTCPListen(t, perfPort)
 		cliArgs = append(cliArgs, port...)

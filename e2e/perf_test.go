@@ -116,7 +116,7 @@ func TestSinglePerfInteropWithPerftest(t *testing.T) {
 	for _, test := range []string{"write_bw", "send_lat", "read_bw", "write_lat", "read_lat", "send_bw"} {
 		// Few iterations: the whole -run Perf must fit go test's default
 		// 10 minutes under emulation, boots included.
-		args := []string{"-d", "rxe0", "-x", "1", "-n", "100"}
+		args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "100"}
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
 				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), args...)
@@ -128,7 +128,7 @@ func TestSinglePerfInteropWithPerftest(t *testing.T) {
 
 // TestSinglePerfAllSizes: -a runs 2 … 2^23 against ib_write_bw.
 func TestSinglePerfAllSizes(t *testing.T) {
-	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", singlePair(t), "-d", "rxe0", "-x", "1", "-a", "-n", "5")
+	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-a", "-n", "5")
 	checkPerf(t, "write_bw", srv, cli)
 	if n := len(bwRow.FindAllString(cli.Stdout, -1)); n != 23 {
 		t.Fatalf("-a printed %d rows, want 23 (2 … 2^23):\n%s", n, cli.Stdout)
@@ -138,7 +138,7 @@ func TestSinglePerfAllSizes(t *testing.T) {
 // TestSinglePerfHints: the classic failures end in one line and a hint.
 func TestSinglePerfHints(t *testing.T) {
 	perfPort++
-	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-x", "1", "-p", fmt.Sprint(perfPort), "10.9.0.1")
+	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-x", ownGID(t), "-p", fmt.Sprint(perfPort), "10.9.0.1")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not started") {
 		t.Errorf("no server: exit %d, stderr %q", r.Code, r.Stderr)
 	}
@@ -150,7 +150,7 @@ func TestSinglePerfHints(t *testing.T) {
 	if r.Code != 2 {
 		t.Errorf("-m 8192: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	r = run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-x", "1", "-m", "4096", "-p", fmt.Sprint(perfPort), "10.9.0.1")
+	r = run(t, time.Minute, rdmactl, "perf", "write_bw", "-d", "rxe0", "-x", ownGID(t), "-m", "4096", "-p", fmt.Sprint(perfPort), "10.9.0.1")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "active MTU") || !strings.Contains(r.Stderr, "hint: use -m") {
 		t.Errorf("-m above the active MTU: exit %d, stderr %q", r.Code, r.Stderr)
 	}
@@ -167,7 +167,7 @@ func TestSinglePerfJSON(t *testing.T) {
 		cli := run(t, 4*time.Minute, cn, ca...)
 		logFailure(t, "client", cli)
 		return s.wait(t), cli
-	}, "-d", "rxe0", "-x", "1", "-n", "200")
+	}, "-d", "rxe0", "-x", ownGID(t), "-n", "200")
 	if srv.Code != 0 || cli.Code != 0 {
 		t.Fatalf("server %+v\nclient %+v", srv, cli)
 	}
@@ -187,7 +187,7 @@ var perftestQPN = regexp.MustCompile(`(?m)^ (local|remote) address: LID \w+ QPN 
 func TestSinglePerfJSONTwoQPs(t *testing.T) {
 	srv, cli := perfPair(t, "write_bw", "perftest", "rdmactl", func(sn string, sa []string, cn string, ca []string) (result, result) {
 		return singlePair(t)(sn, sa, cn, append(append([]string{}, ca...), "--json"))
-	}, "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")
+	}, "-d", "rxe0", "-x", ownGID(t), "-n", "100", "-q", "2")
 	if srv.Code != 0 || cli.Code != 0 {
 		t.Fatalf("server %+v\nclient %+v", srv, cli)
 	}
@@ -230,7 +230,7 @@ func TestTwoHostsPerfWriteBW(t *testing.T) {
 		cli := remote(t, 4*time.Minute, "timeout 230 "+shellJoin(append(append([]string{cn}, ca...), "10.9.1.1")))
 		return s.wait(t), cli
 	}
-	args := []string{"-d", "rxe0", "-x", "1", "-n", "100"}
+	args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "100"}
 	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 		t.Run(roles[0]+"-server-on-A", func(t *testing.T) {
 			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cross, args...)
@@ -255,7 +255,7 @@ func TestSinglePerfBusyPoll(t *testing.T) {
 	for _, test := range []string{"send_lat", "read_lat"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
-				srv, cli := perfPair(t, test, roles[0], roles[1], busy, "-d", "rxe0", "-x", "1", "-n", "200")
+				srv, cli := perfPair(t, test, roles[0], roles[1], busy, "-d", "rxe0", "-x", ownGID(t), "-n", "200")
 				checkPerf(t, test, srv, cli)
 			})
 		}
@@ -269,7 +269,7 @@ func TestSinglePerfTwoQPs(t *testing.T) {
 	for _, test := range []string{"write_bw", "read_bw", "send_bw"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
-				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-n", "100", "-q", "2")
+				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "100", "-q", "2")
 				checkPerf(t, test, srv, cli)
 				for side, r := range map[string]result{"server": srv, "client": cli} {
 					if l, rr := strings.Count(r.Stdout, " local address:"), strings.Count(r.Stdout, " remote address:"); l != 2 || rr != 2 {
@@ -292,7 +292,7 @@ func TestSinglePerfRxDepth(t *testing.T) {
 		test string
 		cm   bool
 	}{{"send_bw", false}, {"send_bw", true}, {"send_lat", false}} {
-		args := []string{"-d", "rxe0", "-x", "1", "-n", "200", "-r", "2"}
+		args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "200", "-r", "2"}
 		pair := singlePair(t)
 		if c.cm {
 			args, pair = append(args, "-R"), cmPair(t)
@@ -321,7 +321,7 @@ func TestSinglePerfBWDuration(t *testing.T) {
 	for _, c := range []struct{ test, qps string }{{"write_bw", "1"}, {"send_bw", "1"}, {"send_bw", "2"}} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(c.test+"/q"+c.qps+"/"+roles[0]+"-server", func(t *testing.T) {
-				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-D", "4", "-q", c.qps)
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-D", "4", "-q", c.qps)
 				checkPerf(t, c.test, srv, cli)
 				counts := map[string]float64{}
 				for side, r := range map[string]result{"server": srv, "client": cli} {
@@ -346,7 +346,7 @@ func TestSinglePerfLatencyDuration(t *testing.T) {
 	for _, test := range []string{"send_lat", "write_lat", "read_lat"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
-				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", "1", "-D", "4")
+				srv, cli := perfPair(t, test, roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-D", "4")
 				if srv.Code != 0 || cli.Code != 0 {
 					t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
 				}
@@ -374,7 +374,7 @@ func TestSinglePerfWriteLatDurationEnd(t *testing.T) {
 	for _, roles := range [][2]string{{"rdmactl", "perftest"}, {"perftest", "rdmactl"}} {
 		t.Run(roles[0]+"-server", func(t *testing.T) {
 			for i := 0; i < 15; i++ {
-				srv, cli := perfPair(t, "write_lat", roles[0], roles[1], singlePairWithin(t, 30*time.Second), "-d", "rxe0", "-x", "1", "-D", "1")
+				srv, cli := perfPair(t, "write_lat", roles[0], roles[1], singlePairWithin(t, 30*time.Second), "-d", "rxe0", "-x", ownGID(t), "-D", "1")
 				if srv.Code != 0 || cli.Code != 0 || !durRow.MatchString(cli.Stdout) {
 					t.Fatalf("run %d: server exit %d\n%s%s\nclient exit %d\n%s%s", i+1, srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
 				}

@@ -57,7 +57,7 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 		{"write_bw", "1", all}, {"write_bw", "2", all}, {"send_lat", "", all},
 		{"send_bw", "1", perftest}, {"send_bw", "2", perftest}, {"read_bw", "1", all}, {"write_lat", "", perftest}, {"read_lat", "", perftest},
 	} {
-		args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
+		args := []string{"-R", "-d", "rxe0", "-x", ownGID(t), "-n", "100"}
 		if c.qps != "" {
 			args = append(args, "-q", c.qps)
 		}
@@ -91,7 +91,7 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 // a server address that is not IPv4 is a usage error.
 func TestSinglePerfRHints(t *testing.T) {
 	perfPort++
-	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-R", "-d", "rxe0", "-x", "1", "-p", fmt.Sprint(perfPort), "10.9.0.1")
+	r := run(t, time.Minute, rdmactl, "perf", "write_bw", "-R", "-d", "rxe0", "-x", ownGID(t), "-p", fmt.Sprint(perfPort), "10.9.0.1")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer is not listening") {
 		t.Errorf("no server: exit %d, stderr %q", r.Code, r.Stderr)
 	}
@@ -111,7 +111,7 @@ func TestTwoHostsPerfRWriteBW(t *testing.T) {
 		logFailure(t, "client", cli)
 		return s.wait(t), cli
 	}
-	args := []string{"-R", "-d", "rxe0", "-x", "1", "-n", "100"}
+	args := []string{"-R", "-d", "rxe0", "-x", ownGID(t), "-n", "100"}
 	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 		t.Run(roles[0]+"-server-on-A", func(t *testing.T) {
 			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cross, args...)

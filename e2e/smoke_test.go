@@ -143,7 +143,7 @@ func TestSingleServeAnswersRpingDemoAndSmoke(t *testing.T) {
 	if r := run(t, time.Minute, "rping", "-c", "-a", "10.9.0.1", "-C", "3", "-V"); r.Code != 0 {
 		t.Errorf("rping -c against serve: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := run(t, time.Minute, rdmactl, "demo", "-d", "rxe0", "-g", "1", "10.9.0.1"); r.Code != 0 || !strings.Contains(r.Stdout, "Contents of server's buffer: 'RDMA read operat") || !strings.Contains(r.Stdout, "test result is 0") {
+	if r := run(t, time.Minute, rdmactl, "demo", "-d", "rxe0", "-g", ownGID(t), "10.9.0.1"); r.Code != 0 || !strings.Contains(r.Stdout, "Contents of server's buffer: 'RDMA read operat") || !strings.Contains(r.Stdout, "test result is 0") {
 		t.Errorf("demo client against serve: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	r := run(t, time.Minute, rdmactl, "--json", "smoke", "10.9.0.1", "-C", "5")

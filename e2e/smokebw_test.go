@@ -124,7 +124,7 @@ func TestSingleServePerfWithIbWriteBW(t *testing.T) {
 	waitTCPListen(t, perftestPort)
 	var clients []result
 	for attempt := 0; attempt < 2; attempt++ {
-		r := run(t, 4*time.Minute, "ib_write_bw", "-d", "rxe0", "-x", "1", "-F", "10.9.0.1")
+		r := run(t, 4*time.Minute, "ib_write_bw", "-d", "rxe0", "-x", ownGID(t), "-F", "10.9.0.1")
 		clients = append(clients, r)
 		// perftest's CPU-clock sampling fails now and then under qemu.
 		if !strings.Contains(r.Stderr, "Can't produce a report") {

@@ -58,9 +58,9 @@ func TestTwoHostsPingInteropWithRping(t *testing.T) {
 func TestTwoHostsDemoNVIDIAVariant(t *testing.T) {
 	t.Run("rdmactl-client", func(t *testing.T) {
 		port := 19935
-		s := start(t, 3*time.Minute, rdmactl, nvidiaPeer(demoArgs("", "1", port))...)
+		s := start(t, 3*time.Minute, rdmactl, nvidiaPeer(demoArgs("", ownGID(t), port))...)
 		waitTCPListen(t, port)
-		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, demoArgs("10.9.1.1", "1", port)...)))
+		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, demoArgs("10.9.1.1", remoteGID(t), port)...)))
 		checkNVIDIAInterop(t, s.wait(t), cli)
 		if want := "Message is: '" + nvidiaMessage + "'\n"; !strings.Contains(cli.Stdout, want) {
 			t.Errorf("client output lacks %q:\n%s", want, cli.Stdout)
@@ -68,9 +68,9 @@ func TestTwoHostsDemoNVIDIAVariant(t *testing.T) {
 	})
 	t.Run("rdmactl-server", func(t *testing.T) {
 		port := 19936
-		s := start(t, 3*time.Minute, rdmactl, demoArgs("", "1", port)...)
+		s := start(t, 3*time.Minute, rdmactl, demoArgs("", ownGID(t), port)...)
 		waitTCPListen(t, port)
-		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, nvidiaPeer(demoArgs("10.9.1.1", "1", port))...)))
+		cli := remote(t, 3*time.Minute, "timeout 170 "+shellJoin(append([]string{rdmactl}, nvidiaPeer(demoArgs("10.9.1.1", remoteGID(t), port))...)))
 		checkNVIDIAInterop(t, s.wait(t), cli)
 	})
 }
