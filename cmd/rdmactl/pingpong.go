@@ -100,6 +100,9 @@ Everything else is the tool's behaviour byte for byte.`,
 			}
 			o.JSON = f.JSON
 			o.IO = f.IO
+			if o.JSON || o.Stats {
+				o.Counters = counterSource(f)
+			}
 			if f.RDMA != nil {
 				stack := f.RDMA()
 				o.Verbs, o.Lookup = stack, stack.LookupHost

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -103,6 +104,9 @@ type Options struct {
 	Timeout time.Duration
 	JSON    bool
 	Stats   bool
+	// Counters are the port counters read before and after a --stats or
+	// --json run, to say which error counters rose; nil reads none.
+	Counters counters.Source
 }
 
 // wait is the bound of one wait: forever when no --timeout was given.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/latency"
 )
 
@@ -72,10 +73,12 @@ type Document struct {
 	CPU            *CPU     `json:"cpu_per_iteration_usec,omitempty"`
 	// Validated is set when this side checked what it received (the
 	// client); InvalidPages lists the pages that came back wrong.
-	Validated    bool           `json:"validated"`
-	InvalidPages []int          `json:"invalid_pages"`
-	OK           bool           `json:"ok"`
-	Error        *cli.ErrorBody `json:"error,omitempty"`
+	Validated    bool  `json:"validated"`
+	InvalidPages []int `json:"invalid_pages"`
+	// PortCounters are the error counters that rose during the run.
+	PortCounters *counters.Summary `json:"port_counters,omitempty"`
+	OK           bool              `json:"ok"`
+	Error        *cli.ErrorBody    `json:"error,omitempty"`
 }
 
 // DestDoc is one QP's address.
@@ -118,7 +121,7 @@ func (r *run) document(err error) Document {
 	o := r.o
 	doc := Document{Tool: o.Kind.Tool(), Type: o.Kind.String(), Role: "server", Peer: o.Server, Device: r.deviceName,
 		Port: o.IBPort, TCPPort: o.Port, GIDAuto: o.GIDAuto, Size: o.Size, Iters: o.Iters,
-		Local: dests(r.mine), Remote: []DestDoc{}, InvalidPages: []int{}}
+		Local: dests(r.mine), Remote: []DestDoc{}, InvalidPages: []int{}, PortCounters: counters.Summarize(r.rose)}
 	if o.Server != "" {
 		doc.Role = "client"
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/latency"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -31,8 +32,13 @@ func Run(ctx context.Context, o *Options) error {
 	if o.JSON {
 		r.out = io.Discard
 	}
+	watch := counters.Begin(o.Counters)
 	err := r.run(ctx)
 	defer r.close()
+	r.rose = watch.End()
+	if l := counters.Line(r.rose, err == nil && len(r.invalid) == 0); l != "" {
+		fmt.Fprintf(r.errOut, "note: %s\n", l)
+	}
 	if err == nil && len(r.invalid) > 0 && (o.Stats || o.JSON) {
 		err = cli.Failf("the data that came back was wrong in %d of the pages sent (%v)", len(r.invalid), r.invalid)
 	}
@@ -56,6 +62,8 @@ type run struct {
 	o      *Options
 	out    io.Writer
 	errOut io.Writer
+	// rose are the error counters that rose during the run (nil: not read).
+	rose []counters.Rise
 
 	dev        rdma.Device
 	deviceName string

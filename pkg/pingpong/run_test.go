@@ -16,6 +16,8 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
+	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
+	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
@@ -248,5 +250,36 @@ func TestDamagedDataIsFoundByTheClient(t *testing.T) {
 	var doc Document
 	if err := json.Unmarshal(cli.out.Bytes(), &doc); err != nil || doc.OK || !doc.Validated || len(doc.InvalidPages) != 1 || cli.ExitCodeOf() != 1 {
 		t.Errorf("--json: %v exit %d %s", err, cli.ExitCodeOf(), cli.out.String())
+	}
+}
+
+// A run that passed while the port resent packets says so: a note on
+// stderr and port_counters in --json.
+func TestARunWithRetriesSaysSo(t *testing.T) {
+	f := rdmatest.NewFabric()
+	f.AddRoCEDevice("rxe0", netip.MustParseAddr("127.0.0.1"))
+	rxe0 := func(retry uint64) []host.PortCounters {
+		return []host.PortCounters{{Device: "rxe0", Port: 1, HW: []host.Counter{{Name: "completer_retry_err", Value: retry}}}}
+	}
+	// Before and after each attempt: the client may try again until the
+	// server listens.
+	var reads [][]host.PortCounters
+	for range 50 {
+		reads = append(reads, rxe0(2), rxe0(30))
+	}
+	_, cli := pair(t, f, RC, nil, func(o *Options) { o.JSON = true; o.GIDAuto = true; o.Counters = counterstest.NewReplay(reads...) })
+	var doc Document
+	if err := json.Unmarshal(cli.out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, cli.out.String())
+	}
+	if err := schema.Validate("pingpong", cli.out.Bytes()); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	pc := doc.PortCounters
+	if cli.err != nil || !doc.OK || pc == nil || !pc.Retries || len(pc.Rose) != 1 || pc.Rose[0].Delta != 28 {
+		t.Errorf("exit %v, document %s", cli.err, cli.out.String())
+	}
+	if !strings.Contains(cli.errOut.String(), "note: passed with retries: rxe0/1 completer_retry_err +28 (") {
+		t.Errorf("stderr %q", cli.errOut.String())
 	}
 }
