@@ -78,6 +78,7 @@ Latency tests sleep on a completion channel between messages by default
 				return err
 			}
 			opts.JSON = f.JSON
+			opts.Counters = counterSource(f)
 			if runF != nil {
 				return runF(opts)
 			}

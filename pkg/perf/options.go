@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -42,6 +43,9 @@ type Options struct {
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 	PostList     int    // -l; 0 means 1
+	// Counters are the port counters read before and after the run, to
+	// say which error counters rose; nil reads none.
+	Counters counters.Source
 }
 
 // The atomic tests' operations (-A), in perftest's spelling.

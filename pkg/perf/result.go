@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -36,8 +37,10 @@ type Result struct {
 	// LatencyDuration is a latency test's result with -D.
 	LatencyDuration []LatDurReport `json:"latency_duration,omitempty"`
 	CPU             CPUUse         `json:"cpu"`
-	OK              bool           `json:"ok"` // the document is written only when the test ran
-	sess            *session
+	// PortCounters are the error counters that rose during the run.
+	PortCounters *counters.Summary `json:"port_counters,omitempty"`
+	OK           bool              `json:"ok"` // the document is written only when the test ran
+	sess         *session
 }
 
 // JSONDest is a QP record as JSON.

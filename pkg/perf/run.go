@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -53,11 +54,17 @@ type session struct {
 // goes to out as perftest prints it (or as one JSON document with --json);
 // errors are returned, with a hint where the cause is a classic one.
 func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
+	watch := counters.Begin(o.Counters)
 	res, err := execute(o, v, nil, out, errOut)
+	rose := watch.End()
+	if l := counters.Line(rose, err == nil); l != "" {
+		fmt.Fprintf(errOut, "note: %s\n", l)
+	}
 	if err != nil {
 		return err
 	}
 	if o.JSON {
+		res.PortCounters = counters.Summarize(rose)
 		return res.write(out)
 	}
 	return nil
