@@ -24,7 +24,7 @@ func TestServeConnAnswersClientsInARow(t *testing.T) {
 				close(sums)
 				return
 			}
-			sums <- ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c, time.Second)
+			sums <- ServeConn(Options{RDMA: l.fab, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c, time.Second)
 		}
 	}()
 	for i := 0; i < 3; i++ {
@@ -66,15 +66,15 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 				}
 			}()
 			begin := time.Now()
-			sum := ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, Timeout: 10 * time.Second}, srv, 100*time.Millisecond)
+			sum := ServeConn(Options{RDMA: l.fab, Device: "rxe0", IBPort: 1, GIDAuto: true, Timeout: 10 * time.Second}, srv, 100*time.Millisecond)
 			if took := time.Since(begin); took > 2*time.Second {
 				t.Errorf("took %v", took)
 			}
 			if sum.OK || sum.Error == nil || !strings.Contains(sum.Error.Hint, tc.want) {
 				t.Errorf("summary %+v, error %+v", sum, sum.Error)
 			}
-			if l.fab.opens != 0 {
-				t.Errorf("the server opened the device %d times", l.fab.opens)
+			if n := l.fab.Opens(); n != 0 {
+				t.Errorf("the server opened the device %d times", n)
 			}
 		})
 	}
