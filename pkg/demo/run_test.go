@@ -595,3 +595,37 @@ func TestRunNotADemoClient(t *testing.T) {
 		t.Errorf("err %v, stderr:\n%s", s.err, s.errOut)
 	}
 }
+
+// stackWithoutVerbs opens devices that offer no verbs resources
+// (rdma.VerbsDevice), as a captured device does.
+type stackWithoutVerbs struct{ *rdmatest.Fabric }
+
+func (s stackWithoutVerbs) Open(name string) (rdma.Device, error) {
+	d, err := s.Fabric.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ rdma.Device }{d}, nil
+}
+
+// A device that makes no resources fails where the original's PD would.
+func TestRunDeviceWithoutVerbs(t *testing.T) {
+	l := newLab(t)
+	o := opts("rxe0", 1)
+	o.TCPPort, o.RDMA, o.Timeout = freePort(t), stackWithoutVerbs{l.fab}, 10*time.Second
+	done := make(chan side)
+	go func() {
+		var out, errOut bytes.Buffer
+		err := Run(o, &out, &errOut)
+		done <- side{out.String(), errOut.String(), err}
+	}()
+	waitListening(t, o.TCPPort)
+	cl := l.run(Options{Server: "127.0.0.1", Device: "rxe0", IBPort: 1, GRH: true, GIDIndex: 1, TCPPort: o.TCPPort})
+	s := <-done
+	if exitCode(s.err) != 1 || !strings.HasPrefix(s.errOut, "ibv_alloc_pd failed\nfailed to create resources\n") {
+		t.Errorf("server: %v, stderr %q", s.err, s.errOut)
+	}
+	if exitCode(cl.err) != 1 {
+		t.Errorf("client: %v", cl.err)
+	}
+}

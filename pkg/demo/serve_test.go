@@ -55,7 +55,7 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLab(t)
-			srv, cl := net.Pipe()
+			srv, cl := tcpPair(t)
 			defer cl.Close()
 			go func() {
 				if tc.send != nil {
@@ -78,4 +78,18 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tcpPair is a connected loopback TCP pair. Not net.Pipe: it refuses a
+// read deadline once the peer has closed, where TCP takes it and reads EOF.
+func tcpPair(t *testing.T) (srv, cl net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	cl, err = net.Dial("tcp4", ln.Addr().String())
+	must(t, err)
+	srv, err = ln.Accept()
+	must(t, err)
+	return srv, cl
 }
