@@ -105,7 +105,7 @@ func ownVerbs(op string, pd rdma.PD, send, recv rdma.CQ) (*PD, *CQ, *CQ, error) 
 func (p cmPD) RegMR(size int, access rdma.Access) (rdma.MR, error) {
 	buf, err := AllocBuffer(size)
 	if err != nil {
-		return nil, asRDMAError("malloc", err)
+		return nil, asRDMAError(rdma.OpMalloc, err)
 	}
 	mr, err := p.PD.RegMR(buf, Access(access))
 	if err != nil {

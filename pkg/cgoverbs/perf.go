@@ -77,7 +77,7 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 			return asRDMAError("ibv_create_qp", err)
 		}
 		e.qps = append(e.qps, qp)
-		if err := qp.ModifyToInit(cfg.Port, perfAccess); err != nil {
+		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: perfAccess}); err != nil {
 			return asRDMAError("ibv_modify_qp", err)
 		}
 	}
@@ -113,7 +113,7 @@ func (e *perfEndpoint) ToRTR(i int, a rdma.RTRAttr) error {
 	if err != nil {
 		return err
 	}
-	return asRDMAError("ibv_modify_qp", qp.ModifyToRTR(a))
+	return asRDMAError("ibv_modify_qp", qp.ReadyToReceive(a))
 }
 
 func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
@@ -121,7 +121,7 @@ func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
 	if err != nil {
 		return err
 	}
-	return asRDMAError("ibv_modify_qp", qp.ModifyToRTS(a))
+	return asRDMAError("ibv_modify_qp", qp.ReadyToSend(a))
 }
 
 func (e *perfEndpoint) PostSend(wr rdma.SendWR) error {

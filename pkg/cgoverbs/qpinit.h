@@ -1,6 +1,5 @@
-// One QP INIT transition for every RC QP rdmactl owns (the RC demo's, and
-// the rdma_cm QPs it creates itself): P_Key index 0 on port, with the
-// given remote access rights.
+// The INIT transition of the rdma_cm QPs rdmactl creates itself: P_Key
+// index 0 on port, with the given remote access rights.
 #ifndef RDMACTL_QPINIT_H
 #define RDMACTL_QPINIT_H
 

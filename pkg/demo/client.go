@@ -44,7 +44,7 @@ func (r *runner) dialServer() bool {
 // (16 bytes from the seed's ibv_demo, 18 from NVIDIA's), and a receive
 // shorter than the message fails both sides.
 func (r *runner) postReceive() bool {
-	if err := r.ep.PostRecv(bufferSize); err != nil {
+	if err := r.res.postRecv(bufferSize); err != nil {
 		r.fail("failed to post RR")
 		r.fail("failed to post RR")
 		return false
@@ -57,7 +57,7 @@ func (r *runner) postReceive() bool {
 // buffer. Its transfers move as many bytes as the server's message had,
 // which is the server's MSG_SIZE: what the matching C client would move.
 func (r *runner) clientTransfer() bool {
-	buf := r.ep.Buffer()
+	buf := r.res.mr.Bytes()
 	size := r.opts.msgSize()
 	got := r.awaitCompletion("the server's SEND", true)
 	switch got {
@@ -81,7 +81,7 @@ func (r *runner) clientTransfer() bool {
 		r.fail("sync error before RDMA ops")
 		return false
 	}
-	if err := r.ep.PostSend(rdma.OpRDMARead, size, r.remote.Addr, r.remote.RKey); err != nil {
+	if err := r.res.postSend(rdma.WRRDMARead, size, r.remote.Addr, r.remote.RKey); err != nil {
 		r.fail("failed to post SR")
 		r.fail("failed to post SR 2")
 		return false
@@ -96,7 +96,7 @@ func (r *runner) clientTransfer() bool {
 	r.printf("Contents of server's buffer: '%s'\n", read)
 	putCString(buf, writeMsg)
 	r.printf("Now replacing it with: '%s'\n", cString(buf))
-	if err := r.ep.PostSend(rdma.OpRDMAWrite, size, r.remote.Addr, r.remote.RKey); err != nil {
+	if err := r.res.postSend(rdma.WRRDMAWrite, size, r.remote.Addr, r.remote.RKey); err != nil {
 		r.fail("failed to post SR")
 		r.fail("failed to post SR 3")
 		return false

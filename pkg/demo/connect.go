@@ -84,33 +84,19 @@ func (r *runner) createResources() bool {
 	if !r.client() {
 		r.printPort()
 	}
-	r.ep, err = r.dev.SetupRC(bufferSize, accessAllRights)
-	var se *rdma.SetupError
-	if errors.As(err, &se) && se.Step < rdma.StepMR {
-		r.fail("%s", [...]string{
-			rdma.StepPD:     "ibv_alloc_pd failed",
-			rdma.StepCQ:     "failed to create CQ with 1 entries",
-			rdma.StepBuffer: fmt.Sprintf("failed to malloc %d bytes to memory buffer", msgSize),
-		}[se.Step])
+	if !r.allocate() {
 		return false
 	}
 	if !r.client() {
-		r.printf("going to send the message: '%s'\n", r.opts.message())
-	}
-	if err != nil {
-		r.fail("ibv_reg_mr failed with mr_flags=0x%x", mrFlags)
-		return false
-	}
-	if !r.client() {
-		putCString(r.ep.Buffer(), r.opts.message())
+		putCString(r.res.mr.Bytes(), r.opts.message())
 	}
 	r.printf("MR was registered with addr=0x%x, lkey=0x%x, rkey=0x%x, flags=0x%x\n",
-		r.ep.Addr(), r.ep.LKey(), r.ep.RKey(), mrFlags)
-	if err := r.ep.CreateQP(); err != nil {
+		r.res.mr.Addr(), r.res.mr.LKey(), r.res.mr.RKey(), mrFlags)
+	if err := r.res.createQP(); err != nil {
 		r.fail("failed to create QP")
 		return false
 	}
-	r.printf("QP was created, QP number=0x%x\n", r.ep.QPNum())
+	r.printf("QP was created, QP number=0x%x\n", r.res.qp.Num())
 	return true
 }
 
@@ -131,7 +117,7 @@ func (r *runner) connectQP() bool {
 			r.printf("The IP address is: %s\n", printedIPv4(g))
 		}
 	}
-	local := Record{Addr: r.ep.Addr(), RKey: r.ep.RKey(), QPNum: r.ep.QPNum(), LID: r.port.LID, GID: r.gid}
+	local := Record{Addr: r.res.mr.Addr(), RKey: r.res.mr.RKey(), QPNum: r.res.qp.Num(), LID: r.port.LID, GID: r.gid}
 	if r.opts.AdvertiseRKey != nil {
 		local.RKey = *r.opts.AdvertiseRKey
 	}
@@ -158,7 +144,7 @@ func (r *runner) connectQP() bool {
 	if r.opts.GRH {
 		r.printf("Remote GID = %s\n", remote.GID.Colons())
 	}
-	if err := r.ep.ToInit(uint8(r.opts.IBPort), accessAllRights); err != nil {
+	if err := r.res.qp.ToInit(rdma.InitAttr{Port: uint8(r.opts.IBPort), Access: accessAllRights}); err != nil {
 		r.fail("failed to modify QP state to INIT")
 		r.fail("change QP state to INIT failed")
 		return false
@@ -173,14 +159,14 @@ func (r *runner) connectQP() bool {
 	if r.opts.GRH {
 		rtr.GRH = &rdma.GRH{DGID: remote.GID, SGIDIndex: uint8(r.opts.GIDIndex), HopLimit: hopLimit}
 	}
-	if err := r.ep.ToRTR(rtr); err != nil {
+	if err := r.res.qp.ToRTR(rtr); err != nil {
 		r.fail("failed to modify QP state to RTR")
 		r.fail("failed to modify QP state to RTR")
 		r.hint(r.gidAdvice("RTR was refused"))
 		return false
 	}
 	fmt.Fprintf(r.errOut, "Modified QP state to RTR\n") // stderr in the original
-	err = r.ep.ToRTS(rdma.RTSAttr{Timeout: ackTimeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: startPSN, MaxRdAtomic: maxRdAtomic})
+	err = r.res.qp.ToRTS(rdma.RTSAttr{Timeout: ackTimeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: startPSN, MaxRdAtomic: maxRdAtomic})
 	if err != nil {
 		r.fail("failed to modify QP state to RTS")
 		r.fail("failed to modify QP state to RTR") // sic: the original's words
@@ -228,7 +214,7 @@ func (r *runner) awaitCompletion(op string, watchPeer bool) outcome {
 	deadline := time.Now().Add(PollTimeout)
 	peerMoved := false
 	for {
-		c, ok, err := r.ep.Poll()
+		c, ok, err := r.res.poll()
 		switch {
 		case err != nil:
 			r.fail("poll CQ failed")

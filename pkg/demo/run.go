@@ -55,7 +55,7 @@ type runner struct {
 
 	conn    net.Conn
 	dev     rdma.Device
-	ep      rdma.RCEndpoint
+	res     resources
 	port    rdma.PortAttr
 	gid     rdma.GID
 	remote  Record
@@ -128,9 +128,7 @@ func (r *runner) transfer() bool {
 // destroy releases in the original's order: QP and memory, device, socket.
 func (r *runner) destroy() error {
 	var errs []error
-	if r.ep != nil {
-		errs = append(errs, r.ep.Close())
-	}
+	errs = append(errs, r.res.close())
 	if r.dev != nil {
 		errs = append(errs, r.dev.Close())
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
+	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
 
 func readTestdata(t *testing.T, name string) string {
@@ -58,18 +60,18 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// lab mirrors the lab VM as the fake sees it: rxe0 and rxe1, rxe0's GID
+// lab mirrors the lab VM on an rdmatest fabric: rxe0 and rxe1, rxe0's GID
 // table with the link-local entry at 0 and 10.9.0.1 at 1 (as kernel 6.1
 // lists them, RoCE v2 only), a RoCE v1 entry another kernel would add, and
 // the loopback address the tests really connect over at 5.
 type lab struct {
-	fab   *fabric
-	verbs *fakeVerbs
+	fab *rdmatest.Fabric
 }
 
 func newLab(t *testing.T) *lab {
 	t.Helper()
-	f := newFabric()
+	f := rdmatest.NewFabric()
+	var gids []rdma.GIDEntry
 	for i, e := range []struct {
 		gid string
 		typ rdma.GIDType
@@ -82,13 +84,12 @@ func newLab(t *testing.T) *lab {
 		{"::ffff:127.0.0.1", rdma.GIDTypeRoCEv2},
 	} {
 		if e.gid != "" {
-			f.gids["rxe0"] = append(f.gids["rxe0"], rdma.GIDEntry{Index: uint32(i), GID: gid(t, e.gid), Type: e.typ, Netdev: "veth0"})
+			gids = append(gids, rdma.GIDEntry{Index: uint32(i), GID: gid(t, e.gid), Type: e.typ, Netdev: "veth0"})
 		}
 	}
-	return &lab{
-		fab:   f,
-		verbs: &fakeVerbs{f: f, devices: []string{"rxe0", "rxe1"}, port: rdma.PortAttr{State: 4, LinkLayer: rdma.LinkLayerEthernet}},
-	}
+	f.AddDevice(rdmatest.DeviceConfig{Name: "rxe0", LinkLayer: rdma.LinkLayerEthernet, GIDs: gids})
+	f.AddDevice(rdmatest.DeviceConfig{Name: "rxe1", LinkLayer: rdma.LinkLayerEthernet})
+	return &lab{fab: f}
 }
 
 type side struct {
@@ -101,7 +102,7 @@ func (l *lab) run(opts Options) side {
 	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	opts.RDMA = l.verbs
+	opts.RDMA = l.fab
 	err := Run(opts, &out, &errOut)
 	return side{out.String(), errOut.String(), err}
 }
@@ -297,8 +298,10 @@ func TestRunRefusesRoCEWithoutGID(t *testing.T) {
 	}
 	// On InfiniBand no GID is needed, and without -d the first device is
 	// the one looked at.
-	l.verbs.port.LinkLayer = rdma.LinkLayerInfiniBand
-	if err := preflight(Options{IBPort: 1, RDMA: l.verbs}); err != nil {
+	ib := rdmatest.NewFabric()
+	ib.AddIBDevice("mlx5_0", 1)
+	ib.AddDevice(rdmatest.DeviceConfig{Name: "rxe0", LinkLayer: rdma.LinkLayerEthernet})
+	if err := preflight(Options{IBPort: 1, RDMA: ib}); err != nil {
 		t.Errorf("InfiniBand refused: %v", err)
 	}
 }
@@ -328,7 +331,7 @@ func TestRunPreflight(t *testing.T) {
 // original's timeout after PollTimeout, with a hint.
 func TestRunCompletionTimeout(t *testing.T) {
 	l := newLab(t)
-	l.fab.dropSends = true
+	l.fab.DropNextSends(1)
 	begin := time.Now()
 	srv, cl := l.pair(t, opts("rxe0", 1), opts("rxe0", 1))
 	if took := time.Since(begin); took < PollTimeout || took > 3*PollTimeout {
@@ -346,23 +349,26 @@ func TestRunCompletionTimeout(t *testing.T) {
 }
 
 func TestRunSetupFailure(t *testing.T) {
-	for step, want := range map[rdma.SetupStep]string{
-		rdma.StepPD: "ibv_alloc_pd failed\n",
-		rdma.StepCQ: "failed to create CQ with 1 entries\n",
-		rdma.StepMR: "ibv_reg_mr failed with mr_flags=0x7\n",
+	for step, want := range map[string]string{
+		"ibv_alloc_pd":  "ibv_alloc_pd failed\n",
+		"ibv_create_cq": "failed to create CQ with 1 entries\n",
+		rdma.OpMalloc:   "failed to malloc 16 bytes to memory buffer\n",
+		"ibv_reg_mr":    "ibv_reg_mr failed with mr_flags=0x7\n",
 	} {
 		l := newLab(t)
-		l.fab.failSetup = &step
+		for range 2 { // the server's call and the client's
+			l.fab.FailNext(step, rdma.Errorf(step, syscall.ENOMEM))
+		}
 		srv, cl := l.pair(t, opts("rxe0", 1), opts("rxe0", 1))
 		if !strings.HasPrefix(srv.errOut, want+"failed to create resources\n") || exitCode(srv.err) != 1 {
-			t.Errorf("step %d: stderr %q", step, srv.errOut)
+			t.Errorf("step %s: stderr %q", step, srv.errOut)
 		}
 		// "going to send" comes after the buffer, before the MR.
-		if got := strings.Contains(srv.out, "going to send the message"); got != (step == rdma.StepMR) {
-			t.Errorf("step %d: going-to-send line printed: %v", step, got)
+		if got := strings.Contains(srv.out, "going to send the message"); got != (step == "ibv_reg_mr") {
+			t.Errorf("step %s: going-to-send line printed: %v", step, got)
 		}
 		if exitCode(cl.err) != 1 {
-			t.Errorf("step %d: client err %v", step, cl.err)
+			t.Errorf("step %s: client err %v", step, cl.err)
 		}
 	}
 }
@@ -412,7 +418,7 @@ func TestCStringSemantics(t *testing.T) {
 // TestGIDAdvice: the hint names the likely cause from what each side used.
 func TestGIDAdvice(t *testing.T) {
 	l := newLab(t)
-	dev, err := l.verbs.Open("rxe0")
+	dev, err := l.fab.Open("rxe0")
 	must(t, err)
 	v4, ll, v6 := gid(t, "::ffff:10.9.0.1"), gid(t, "fe80::f05c:9fff:fe42:2fca"), gid(t, "fd09::1")
 	for _, c := range []struct {
@@ -492,9 +498,11 @@ func TestRunNVIDIAVariant(t *testing.T) {
 // TestRunNoDevice: no device, or a list that cannot be
 // read, is one line naming rdmactl doctor before any wait.
 func TestRunNoDevice(t *testing.T) {
-	for name, v := range map[string]*fakeVerbs{
-		"empty":      {f: newFabric()},
-		"unreadable": {f: newFabric(), listErr: rdma.Errorf("ibv_get_device_list", 38)},
+	unreadable := newLab(t).fab
+	unreadable.FailNext("ibv_get_device_list", rdma.Errorf("ibv_get_device_list", 38))
+	for name, v := range map[string]*rdmatest.Fabric{
+		"empty":      rdmatest.NewFabric(),
+		"unreadable": unreadable,
 	} {
 		o := opts("rxe0", 1)
 		o.RDMA, o.TCPPort = v, freePort(t)
@@ -585,5 +593,39 @@ func TestRunNotADemoClient(t *testing.T) {
 	if exitCode(s.err) != 1 || !strings.Contains(s.errOut, "hint: the peer's 34 bytes are no RC demo connection record (its QP number 0x") ||
 		strings.Contains(s.errOut, "GIDs differ") || !strings.Contains(s.errOut, `they begin "GET /healthz HTT"`) {
 		t.Errorf("err %v, stderr:\n%s", s.err, s.errOut)
+	}
+}
+
+// stackWithoutVerbs opens devices that offer no verbs resources
+// (rdma.VerbsDevice), as a captured device does.
+type stackWithoutVerbs struct{ *rdmatest.Fabric }
+
+func (s stackWithoutVerbs) Open(name string) (rdma.Device, error) {
+	d, err := s.Fabric.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ rdma.Device }{d}, nil
+}
+
+// A device that makes no resources fails where the original's PD would.
+func TestRunDeviceWithoutVerbs(t *testing.T) {
+	l := newLab(t)
+	o := opts("rxe0", 1)
+	o.TCPPort, o.RDMA, o.Timeout = freePort(t), stackWithoutVerbs{l.fab}, 10*time.Second
+	done := make(chan side)
+	go func() {
+		var out, errOut bytes.Buffer
+		err := Run(o, &out, &errOut)
+		done <- side{out.String(), errOut.String(), err}
+	}()
+	waitListening(t, o.TCPPort)
+	cl := l.run(Options{Server: "127.0.0.1", Device: "rxe0", IBPort: 1, GRH: true, GIDIndex: 1, TCPPort: o.TCPPort})
+	s := <-done
+	if exitCode(s.err) != 1 || !strings.HasPrefix(s.errOut, "ibv_alloc_pd failed\nfailed to create resources\n") {
+		t.Errorf("server: %v, stderr %q", s.err, s.errOut)
+	}
+	if exitCode(cl.err) != 1 {
+		t.Errorf("client: %v", cl.err)
 	}
 }

@@ -24,7 +24,7 @@ func TestServeConnAnswersClientsInARow(t *testing.T) {
 				close(sums)
 				return
 			}
-			sums <- ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c, time.Second)
+			sums <- ServeConn(Options{RDMA: l.fab, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10e9}, c, time.Second)
 		}
 	}()
 	for i := 0; i < 3; i++ {
@@ -55,7 +55,7 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLab(t)
-			srv, cl := net.Pipe()
+			srv, cl := tcpPair(t)
 			defer cl.Close()
 			go func() {
 				if tc.send != nil {
@@ -66,16 +66,30 @@ func TestServeConnChecksTheRecordFirst(t *testing.T) {
 				}
 			}()
 			begin := time.Now()
-			sum := ServeConn(Options{RDMA: l.verbs, Device: "rxe0", IBPort: 1, GIDAuto: true, Timeout: 10 * time.Second}, srv, 100*time.Millisecond)
+			sum := ServeConn(Options{RDMA: l.fab, Device: "rxe0", IBPort: 1, GIDAuto: true, Timeout: 10 * time.Second}, srv, 100*time.Millisecond)
 			if took := time.Since(begin); took > 2*time.Second {
 				t.Errorf("took %v", took)
 			}
 			if sum.OK || sum.Error == nil || !strings.Contains(sum.Error.Hint, tc.want) {
 				t.Errorf("summary %+v, error %+v", sum, sum.Error)
 			}
-			if l.fab.opens != 0 {
-				t.Errorf("the server opened the device %d times", l.fab.opens)
+			if n := l.fab.Opens(); n != 0 {
+				t.Errorf("the server opened the device %d times", n)
 			}
 		})
 	}
+}
+
+// tcpPair is a connected loopback TCP pair. Not net.Pipe: it refuses a
+// read deadline once the peer has closed, where TCP takes it and reads EOF.
+func tcpPair(t *testing.T) (srv, cl net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	cl, err = net.Dial("tcp4", ln.Addr().String())
+	must(t, err)
+	srv, err = ln.Accept()
+	must(t, err)
+	return srv, cl
 }

@@ -32,8 +32,8 @@ func (r *runner) printPort() {
 // serverTransfer SENDs the message, fills the buffer for the client's
 // RDMA read, and prints what the client's RDMA write left in it.
 func (r *runner) serverTransfer() bool {
-	buf := r.ep.Buffer()
-	if err := r.ep.PostSend(rdma.OpSend, r.opts.msgSize(), 0, 0); err != nil {
+	buf := r.res.mr.Bytes()
+	if err := r.res.postSend(rdma.WRSend, r.opts.msgSize(), 0, 0); err != nil {
 		r.fail("failed to post SR")
 		r.fail("failed to post sr")
 		return false

@@ -70,10 +70,6 @@ func (d *fakeDevice) QueryGIDEntry(_ uint8, index uint32) (rdma.GIDEntry, error)
 	return rdma.GIDEntry{}, rdma.ErrNoGID
 }
 
-func (d *fakeDevice) SetupRC(int, rdma.Access) (rdma.RCEndpoint, error) {
-	return nil, errors.New("perf's fake has no RC demo")
-}
-
 func (d *fakeDevice) Close() error { return nil }
 
 func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, error) {

@@ -19,6 +19,37 @@ type InitAttr struct {
 	QKey      uint32
 }
 
+// GRH addresses the peer by GID, which RoCE needs.
+type GRH struct {
+	DGID         GID
+	SGIDIndex    uint8
+	HopLimit     uint8
+	TrafficClass uint8
+	FlowLabel    uint32
+}
+
+// RTRAttr are the values of the INIT→RTR transition.
+type RTRAttr struct {
+	PathMTU         MTU
+	DestQPN         uint32
+	RQPSN           uint32
+	MaxDestRdAtomic uint8
+	MinRNRTimer     uint8
+	DLID            uint16
+	SL              uint8
+	Port            uint8
+	GRH             *GRH // nil: LID routing only
+}
+
+// RTSAttr are the values of the RTR→RTS transition.
+type RTSAttr struct {
+	Timeout     uint8
+	RetryCnt    uint8
+	RNRRetry    uint8
+	SQPSN       uint32
+	MaxRdAtomic uint8
+}
+
 // The transitions by QP type: RC takes every field of RTRAttr and
 // RTSAttr; UC the path (PathMTU, DestQPN, RQPSN and the address) and
 // SQPSN; UD only SQPSN, its peers being named by each send's UDDest.
@@ -63,9 +94,6 @@ type SRQ interface {
 	PostRecv(id uint64, sges ...SGE) error
 	Close() error
 }
-
-// AccessRemoteAtomic lets peers run atomics on a memory region.
-const AccessRemoteAtomic Access = 8
 
 // The opcodes of completions of atomics and of writes with immediate.
 const (

@@ -18,7 +18,8 @@ type Context interface {
 // PD is a protection domain.
 type PD interface {
 	// RegMR allocates size bytes of zeroed memory the collector never
-	// moves and registers them with the given access.
+	// moves and registers them with the given access. An allocation that
+	// fails is an *Error with Op OpMalloc.
 	RegMR(size int, access Access) (MR, error)
 	// CreateRCQP makes an RC QP in RESET state.
 	CreateRCQP(send, recv CQ, cap QPCap) (QP, error)
@@ -30,6 +31,21 @@ type PD interface {
 	CreateSRQ(a SRQAttr) (SRQ, error)
 	Close() error
 }
+
+// Access is a set of IBV_ACCESS_* flags.
+type Access uint32
+
+// The access flags (enum ibv_access_flags).
+const (
+	AccessLocalWrite   Access = 1
+	AccessRemoteWrite  Access = 2
+	AccessRemoteRead   Access = 4
+	AccessRemoteAtomic Access = 8
+)
+
+// OpMalloc is the Op of the *Error of a RegMR whose memory could not be
+// allocated, as distinct from a registration the device refused.
+const OpMalloc = "malloc"
 
 // MR is registered memory and the memory itself.
 type MR interface {

@@ -112,8 +112,3 @@ func (d *device) Close() error { return d.fail("close %s", d.d.Name) }
 func (d *device) NewPerfEndpoint(rdma.PerfConfig) (rdma.PerfEndpoint, error) {
 	return nil, fmt.Errorf("%s is a capture: it has no QPs", d.d.Name)
 }
-
-// SetupRC fails: a capture holds attributes, not resources.
-func (d *device) SetupRC(int, rdma.Access) (rdma.RCEndpoint, error) {
-	return nil, &rdma.SetupError{Step: rdma.StepPD, Err: fmt.Errorf("%s is a capture: it has no RC resources", d.d.Name)}
-}

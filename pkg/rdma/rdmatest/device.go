@@ -18,9 +18,8 @@ type DeviceConfig struct {
 }
 
 // Device is an open device with one port (rdma.Device and
-// rdma.VerbsDevice). The demo's and perf's endpoints are not offered.
+// rdma.VerbsDevice). Perf's endpoints are not offered.
 type Device struct {
-	rdma.RC
 	rdma.Perf
 	fabric *Fabric
 	cfg    DeviceConfig

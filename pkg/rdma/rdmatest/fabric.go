@@ -29,6 +29,8 @@ type Fabric struct {
 	failVerb map[string][]error
 	failWC   []rdma.WCStatus
 	corrupt  int
+	drop     int
+	opens    int
 }
 
 // NewFabric is an empty network.
@@ -40,8 +42,9 @@ func NewFabric() *Fabric {
 }
 
 // FailNext makes the next call of verb (its libibverbs name, e.g.
-// "ibv_post_send", "ibv_modify_qp", "ibv_create_ah") on any device return
-// err; calls queue in order.
+// "ibv_post_send", "ibv_modify_qp", "ibv_create_ah", or rdma.OpMalloc for
+// the memory RegMR allocates) on any device return err; calls queue in
+// order.
 func (f *Fabric) FailNext(verb string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,6 +65,22 @@ func (f *Fabric) CorruptNextSends(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.corrupt += n
+}
+
+// DropNextSends makes the next n SENDs vanish on the wire: no receive
+// takes them, and an RC sender sees no completion, as when packets never
+// get through (a real one gives up only after its retries).
+func (f *Fabric) DropNextSends(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drop += n
+}
+
+// Opens is how many times a device was opened.
+func (f *Fabric) Opens() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opens
 }
 
 // injected is the error queued for verb, if any; f.mu held.
@@ -105,6 +124,7 @@ func (f *Fabric) Open(name string) (rdma.Device, error) {
 	}
 	for _, d := range f.devices {
 		if d.cfg.Name == name {
+			f.opens++
 			return d, nil
 		}
 	}

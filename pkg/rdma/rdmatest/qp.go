@@ -78,7 +78,7 @@ func (q *QP) ToRTR(a rdma.RTRAttr) error {
 	q.fabric.mu.Lock()
 	defer q.fabric.mu.Unlock()
 	if q.typ != rdma.QPTypeUD {
-		if err := q.dev.checkPath(a.Port, a.GRH); err != nil || a.PathMTU == 0 {
+		if err := q.dev.checkRoute(a.Port, a.GRH); err != nil || a.PathMTU == 0 {
 			if err := q.fabric.call("ibv_modify_qp"); err != nil {
 				return err
 			}
@@ -339,6 +339,13 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 	}
 	switch wr.Op {
 	case rdma.WRSend, rdma.WRSendWithImm:
+		if f.drop > 0 {
+			f.drop--
+			if q.typ != rdma.QPTypeRC {
+				q.sent(wr.ID, signaled, op, 0)
+			}
+			return nil
+		}
 		if f.corrupt > 0 && len(data) > 0 {
 			f.corrupt--
 			data[0] = ^data[0]

@@ -356,3 +356,65 @@ func TestAwaitTimesOut(t *testing.T) {
 		t.Fatalf("await: %v", err)
 	}
 }
+
+func TestDroppedSendCompletesNowhere(t *testing.T) {
+	f, a, b := pair(t, rdma.QPTypeRC)
+	f.DropNextSends(1)
+	if err := b.qp.PostRecv(1, rdma.SGEOf(b.mr, 64)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := a.qp.PostSend(rdma.SendWR{ID: uint64(i), Op: rdma.WRSend, Local: rdma.SGEOf(a.mr, 4), Signaled: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wc := one(t, a.cq); wc.WRID != 1 {
+		t.Errorf("the dropped send completed: %+v", wc)
+	}
+	one(t, b.cq)
+	none(t, a.cq)
+	none(t, b.cq)
+}
+
+func TestRTRFromALinkLocalGIDToAnotherKindIsRefused(t *testing.T) {
+	f := NewFabric()
+	s := newSide(t, f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1")), rdma.QPTypeRC, false)
+	v4 := rdma.GIDFor(netip.MustParseAddr("10.9.0.2"))
+	ll := rdma.GID{0xfe, 0x80, 15: 2}
+	for _, c := range []struct {
+		sgid uint8
+		dgid rdma.GID
+	}{{1, v4}, {3, ll}} {
+		a := rdma.RTRAttr{PathMTU: rdma.MTU1024, DestQPN: 5, Port: 1, GRH: &rdma.GRH{DGID: c.dgid, SGIDIndex: c.sgid}}
+		if err := s.qp.ToRTR(a); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("RTR from GID %d to %s: %v, want EINVAL", c.sgid, c.dgid, err)
+		}
+	}
+	if err := s.qp.ToRTR(rdma.RTRAttr{PathMTU: rdma.MTU1024, DestQPN: 5, Port: 1, GRH: &rdma.GRH{DGID: ll, SGIDIndex: 1}}); err != nil {
+		t.Errorf("RTR between link-local GIDs: %v", err)
+	}
+}
+
+func TestOpensAndAllocationFailures(t *testing.T) {
+	f := NewFabric()
+	f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+	if _, err := f.Open("nosuch"); !errors.Is(err, syscall.ENODEV) {
+		t.Fatalf("open nosuch: %v", err)
+	}
+	d, err := f.Open("rxe0")
+	if err != nil || f.Opens() != 1 {
+		t.Fatalf("open: %v, %d opens", err, f.Opens())
+	}
+	pd, err := d.(rdma.VerbsDevice).VerbsContext().AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.FailNext(rdma.OpMalloc, rdma.Errorf(rdma.OpMalloc, syscall.ENOMEM))
+	var e *rdma.Error
+	if _, err := pd.RegMR(64, access); !errors.As(err, &e) || e.Op != rdma.OpMalloc {
+		t.Fatalf("RegMR with its memory refused: %v", err)
+	}
+	if _, err := pd.RegMR(64, access); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -58,6 +58,9 @@ func (p *pd) RegMR(size int, access rdma.Access) (rdma.MR, error) {
 	f := p.fabric()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.call(rdma.OpMalloc); err != nil {
+		return nil, err
+	}
 	if err := f.call("ibv_reg_mr"); err != nil {
 		return nil, err
 	}
@@ -161,6 +164,20 @@ func (d *Device) checkPath(port uint8, grh *rdma.GRH) error {
 	}
 	if _, ok := d.gid(uint32(grh.SGIDIndex)); !ok {
 		return syscall.EINVAL
+	}
+	return nil
+}
+
+// checkRoute refuses, beyond checkPath, a connection rxe cannot route:
+// from a link-local GID to one that is not, or the other way round.
+func (d *Device) checkRoute(port uint8, grh *rdma.GRH) error {
+	if err := d.checkPath(port, grh); err != nil {
+		return err
+	}
+	if grh != nil {
+		if e, _ := d.gid(uint32(grh.SGIDIndex)); e.GID.IsLinkLocal() != grh.DGID.IsLinkLocal() {
+			return syscall.EINVAL
+		}
 	}
 	return nil
 }
