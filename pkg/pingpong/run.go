@@ -28,7 +28,7 @@ const (
 // lines on stderr and end with its status (cli.SilentExit(1)); rdmactl's
 // own (--timeout, the RoCE hint) are errors main prints.
 func Run(ctx context.Context, o *Options) error {
-	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut}
+	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: pollwait.AvailableCPUs() == 1}
 	if o.JSON {
 		r.out = io.Discard
 	}
@@ -71,17 +71,20 @@ type run struct {
 	pd         rdma.PD
 	mr         rdma.MR
 	cq         rdma.CQ
-	srq        rdma.SRQ
-	qps        []rdma.QP
-	ah         rdma.AH
-	conn       net.Conn
-	port       rdma.PortAttr
-	gidx       int
-	inline     bool
-	mine       []Dest
-	theirs     []Dest
-	res        *result
-	invalid    []int
+	// rawWaits: -e sleeps in raw polls (one CPU, one waiting goroutine).
+	rawWaits bool
+	raw      pollwait.RawWaiter
+	srq      rdma.SRQ
+	qps      []rdma.QP
+	ah       rdma.AH
+	conn     net.Conn
+	port     rdma.PortAttr
+	gidx     int
+	inline   bool
+	mine     []Dest
+	theirs   []Dest
+	res      *result
+	invalid  []int
 }
 
 // result is the closing lines' numbers and the extras' measurements.
@@ -711,11 +714,19 @@ func (r *run) pingpong(ctx context.Context) error {
 }
 
 // wait takes completions: spinning as the tools do, or with -e asleep on
-// the completion channel; either way for at most --timeout.
+// the completion channel (on one CPU in raw polls, as ping sleeps there:
+// a blocking cgo call costs the scheduler several thread switches per
+// wait); either way for at most --timeout.
 func (r *run) wait(wcs []rdma.WC) (int, error) {
 	o := r.o
 	if o.Events {
-		n, _, err := r.cq.Await(wcs, nil, o.wait())
+		var n int
+		var err error
+		if r.rawWaits {
+			n, _, err = r.raw.Await(r.cq, nil, wcs, o.wait())
+		} else {
+			n, _, err = r.cq.Await(wcs, nil, o.wait())
+		}
 		if errors.Is(err, rdma.ErrTimeout) {
 			return 0, &timeoutError{"waiting for a completion", o.Timeout}
 		}
