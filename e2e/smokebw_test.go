@@ -90,7 +90,7 @@ func TestSingleSmokeBWAgainstServe(t *testing.T) {
 	found := false
 	for _, s := range suites.Suites {
 		for _, c := range s.Cases {
-			found = found || (c.Name == "write_bw" && c.Failure == nil)
+			found = found || (c.Name == "write_bw 10.9.0.1" && c.Failure == nil)
 		}
 	}
 	if !found {
