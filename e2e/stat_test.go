@@ -215,8 +215,8 @@ func TestSingleStatWatchFollowsPerf(t *testing.T) {
 	}
 }
 
-// TestTwoHostsStatRetriesUnderLoss: with netem dropping 5% of what host A
-// sends, a ping from B to A still passes, and its report says it passed
+// TestTwoHostsStatRetriesUnderLoss: with netem dropping 5% of what each
+// host sends, a ping from B to A still passes, and its report says it passed
 // with retries, naming the counter that rose (words with --stats, the
 // port_counters member with --json); doctor on A, run during the pings,
 // warns that an error counter is rising and says what it means.
@@ -228,6 +228,12 @@ func TestTwoHostsStatRetriesUnderLoss(t *testing.T) {
 		t.Fatalf("tc qdisc add dev eth0 root netem loss 5%%: %+v", r)
 	}
 	t.Cleanup(func() { _ = exec.Command("tc", "qdisc", "del", "dev", "eth0", "root").Run() })
+	// And on B's side: whose packets a lost ACK or request was decides
+	// which host counts the retry, and B's report reads B's counters.
+	if r := remote(t, time.Minute, "modprobe sch_netem && tc qdisc add dev eth0 root netem loss 5%"); r.Code != 0 {
+		t.Fatalf("netem on B: %+v", r)
+	}
+	t.Cleanup(func() { remote(t, time.Minute, "tc qdisc del dev eth0 root") })
 
 	lossyPing := func(extra string) (*background, *background) {
 		port := freshPort()
