@@ -38,17 +38,6 @@
 #         and ib_send_lat<->ib_send_lat against rdmactl perf send_lat (adaptive
 #         wait, and --busy-poll): t_typical; ROUNDS alternating rounds, every
 #         round and the best recorded; BENCH_BEFORE runs in the rounds too
-#   pingpong (to add; not in the default parts) for T in rc uc ud srq, each in
-#         a polling and an -e (events) run, G=$(rdmactl gids --ip 10.9.0.1),
-#         port P awaited with `ss -Hltn "sport = :P"`:
-#           ibv_T_pingpong -d rxe0 -g G -p P -n N [-e] &
-#           ibv_T_pingpong -d rxe0 -g G -p P -n N [-e] 10.9.0.1
-#         against
-#           rdmactl pingpong T -d rxe0 -g G -p P -n N [-e] &
-#           rdmactl pingpong T -d rxe0 -g G -p P -n N [-e] 10.9.0.1
-#         (srq also -q 16, its default): the client's "usec/iter" line, and
-#         CPU as user+sys of both sides (/usr/bin/time -f %U+%S, or
-#         rdmactl's --stats line "cpu usec per iteration" for its side)
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
 # BENCH_OUT (default bench/results.json) is where the host side writes.
 # Binaries run from the guest's tmpfs. Servers are awaited with
@@ -296,6 +285,18 @@ perf_pair() {
 	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
 }
 
+# keep NAME VALUE BETTER [CPU]: adds VALUE to NAME's rounds (all) and makes
+# it NAME's best when there is none yet or it is BETTER ("<" or ">") than
+# the best so far; CPU, the round's CPU seconds, is kept beside it (bcpu).
+# The arrays are the caller's.
+keep() {
+	all[$1]="${all[$1]:+${all[$1]}, }$2"
+	if [ -z "${best[$1]:-}" ] || awk -v a="$2" -v b="${best[$1]}" "BEGIN{exit !(a $3 b)}"; then
+		best[$1]=$2
+		if [ -n "${4:-}" ]; then bcpu[$1]=$4; fi
+	fi
+}
+
 # perf_part: write_bw MB/s and send_lat t_typical, perftest against rdmactl
 # perf, alternating, in this boot.
 perf_part() {
@@ -320,10 +321,7 @@ perf_part() {
 			cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
 			[ -n "$row" ] || { echo "bench: $name write_bw printed no row" >&2; return 1; }
 			printf 'write_bw 64K  %-14s round %d  %8.2f MB/s  cpu %6.2f s   load %s\n' "$name" "$r" "$row" "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg)"
-			all[$name]="${all[$name]:+${all[$name]}, }$row"
-			if [ -z "${best[$name]:-}" ] || awk -v a="$row" -v b="${best[$name]}" 'BEGIN{exit !(a > b)}'; then
-				best[$name]=$row bcpu[$name]=$cpu
-			fi
+			keep "$name" "$row" ">" "$cpu"
 		done
 	done
 	for v in "${variants[@]}"; do
@@ -344,10 +342,7 @@ perf_part() {
 			row=$(echo "$out" | awk 'NR == 1 { print $5 }')
 			[ -n "$row" ] || { echo "bench: $name send_lat printed no row" >&2; return 1; }
 			printf 'send_lat 2B   %-26s round %d  t_typical %8.2f us   load %s\n' "$name" "$r" "$row" "$(cut -d' ' -f1-3 /proc/loadavg)"
-			all[$name]="${all[$name]:+${all[$name]}, }$row"
-			if [ -z "${best[$name]:-}" ] || awk -v a="$row" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
-				best[$name]=$row
-			fi
+			keep "$name" "$row" "<"
 		done
 	done
 	for v in "${variants[@]}"; do
@@ -399,10 +394,7 @@ pingpong_part() {
 				out=$(pingpong_pair "$s" "$c" -d rxe0 -g "$gid" -n "$count" "${extra[@]}") || return 1
 				read -r us cpu <<<"$out"
 				printf 'pingpong rc %-6s %-16s round %d  %8.2f usec/iter  cpu %6.2f s\n' "$mode" "$name" "$r" "$us" "$cpu"
-				all[$name]="${all[$name]:+${all[$name]}, }$us"
-				if [ -z "${best[$name]:-}" ] || awk -v a="$us" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
-					best[$name]=$us bcpu[$name]=$cpu
-				fi
+				keep "$name" "$us" "<" "$cpu"
 			done
 		done
 		for v in "${variants[@]}"; do
@@ -437,9 +429,8 @@ cm_part() {
 			out=$(timeout 120 $c -s 10.9.0.1 -p $port -c "$conns" 2>/dev/null) || { echo "bench: $name cmtime failed" >&2; kill $spid; return 1; }
 			total=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); t += f[n] } END { printf "%.1f", t }')
 			printf 'cmtime -c %d  %-16s round %d  %9.1f us/conn (all steps)\n' "$conns" "$name" "$r" "$total"
-			all[$name]="${all[$name]:+${all[$name]}, }$total"
-			if [ -z "${best[$name]:-}" ] || awk -v a="$total" -v b="${best[$name]}" 'BEGIN{exit !(a < b)}'; then
-				best[$name]=$total
+			keep "$name" "$total" "<"
+			if [ "${best[$name]}" = "$total" ]; then
 				steps[$name]=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); printf "%s\"%s\": %s", sep, $1, f[n]; sep = ", " }')
 			fi
 		done
