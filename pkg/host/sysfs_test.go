@@ -12,30 +12,12 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// sysfsTree rebuilds testdata/sysfs-rxe0.txt ("path<TAB>value" lines read
-// from /sys/class/infiniband in the lab VM) as a directory. Entries the
-// kernel refuses to read (types of unused GIDs) are absent, as they fail there.
+// sysfsTree rebuilds testdata/sysfs-rxe0.txt (read from
+// /sys/class/infiniband in the lab VM) as a directory. Entries the kernel
+// refuses to read (types of unused GIDs) are absent, as they fail there.
 func sysfsTree(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "sysfs-rxe0.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		p, v, ok := strings.Cut(line, "\t")
-		if !ok {
-			t.Fatalf("bad fixture line %q", line)
-		}
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(v+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
+	return fixtureTree(t, "sysfs-rxe0.txt")
 }
 
 func TestReadDevicesFromLabSysfs(t *testing.T) {
