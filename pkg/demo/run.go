@@ -24,10 +24,7 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 	if opts.JSON {
 		r.out = io.Discard
 	}
-	watch := counters.Begin(opts.Counters)
-	rc := r.run()
-	rose := watch.End()
-	r.sum.PortCounters = counters.Summarize(rose)
+	rc, rose := r.runCounted()
 	if l := counters.Line(rose, rc == 0); l != "" {
 		fmt.Fprintf(stderr, "note: %s\n", l)
 	}
@@ -44,6 +41,30 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 		return cli.SilentExit(cli.ExitFailed)
 	}
 	return nil
+}
+
+// Probe runs the client side as a check of a peer does: nothing printed,
+// the summary returned (its Error says why a run failed, a refusal
+// before any connection included).
+func Probe(opts Options) Summary {
+	opts.JSON = true
+	if err := preflight(opts); err != nil {
+		return Summary{Role: "client", Server: opts.Server, Device: opts.Device, Error: cli.ErrorOf(err)}
+	}
+	r := &runner{opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now()}
+	rc, _ := r.runCounted()
+	r.conclude(rc)
+	return r.sum
+}
+
+// runCounted runs the demo between two reads of the port counters, which
+// the summary's port_counters and the caller's note report.
+func (r *runner) runCounted() (int, []counters.Rise) {
+	watch := counters.Begin(r.opts.Counters)
+	rc := r.run()
+	rose := watch.End()
+	r.sum.PortCounters = counters.Summarize(rose)
+	return rc, rose
 }
 
 // runner is one run of the demo, either role. The steps both roles share

@@ -39,6 +39,7 @@ type Options struct {
 	Wait    pollwait.Mode // how completion waits poll or sleep (--busy-poll, --no-spin; wait.go)
 
 	trace *pollwait.Trace // $RDMACTL_WAIT_TRACE: every wait, to record the policy's test traces
+	probe *Outcome        // Probe's: the outcome is handed back, not printed
 
 	Out, ErrOut io.Writer
 

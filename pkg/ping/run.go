@@ -38,7 +38,7 @@ func Run(o *Options) error {
 	}
 	r.out = newStdout(stdoutW)
 	defer r.out.Flush()
-	if o.Mode == ModeClient && (o.Stats || o.JSON) {
+	if o.Mode == ModeClient && (o.Stats || o.JSON || o.probe != nil) {
 		r.stats = newStats(o.Count)
 		r.counters = counters.Begin(o.Counters)
 	}

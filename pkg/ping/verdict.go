@@ -11,10 +11,10 @@ import (
 // modes are on, with the summary, JSON document and hint.
 
 // verdictModes reports whether rdmactl's own modes are on (--json,
-// --stats, --timeout): then a run that rping would call a success but
+// --stats, --timeout, a Probe): then a run that rping would call a success but
 // that did not do every requested ping, validated, fails.
 func (o *Options) verdictModes() bool {
-	return o.Mode == ModeClient && (o.JSON || o.Stats || o.Timeout > 0)
+	return o.Mode == ModeClient && (o.JSON || o.Stats || o.Timeout > 0 || o.probe != nil)
 }
 
 // shortfall says how a client run that rping counts as a success fell
@@ -69,7 +69,7 @@ func (r *runner) finish(code int) error {
 		res := r.stats.snapshot()
 		rose := r.counters.End()
 		r.out.Flush()
-		if o.JSON {
+		if o.JSON || o.probe != nil {
 			rep := newReport(o, res)
 			rep.PortCounters = counters.Summarize(rose)
 			rep.OK = code == 0 && short == ""
@@ -79,7 +79,11 @@ func (r *runner) finish(code int) error {
 			case code != 0:
 				rep.Error = &cli.ErrorBody{Message: r.failureText(), Hint: hint, Code: r.exitCode(code)}
 			}
-			_ = cli.WriteJSON(o.Out, rep)
+			if o.probe != nil {
+				*o.probe = Outcome{Report: rep, Event: r.failure.event, Status: r.failure.status}
+			} else {
+				_ = cli.WriteJSON(o.Out, rep)
+			}
 		} else {
 			writeSummary(r.out, r.dst.WithZone("").String(), res)
 			if l := counters.Line(rose, code == 0 && short == ""); l != "" {

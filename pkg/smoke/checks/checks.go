@@ -3,7 +3,6 @@ package checks
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/netip"
@@ -125,17 +124,12 @@ func remaining(ctx context.Context) time.Duration {
 
 // ping runs rping's client in-process against the peer's responder.
 func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
-	var out, errOut bytes.Buffer
-	o := &ping.Options{
-		CM: cfg.RDMA, Mode: ping.ModeClient, Addr: r.Peer.String(), Port: cfg.CMPort,
-		Count: cfg.Count, Size: ping.DefaultSize, Validate: true, JSON: true,
-		Timeout: remaining(ctx), Out: &out, ErrOut: &errOut,
-	}
-	_ = ping.Run(o)
-	var rep ping.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		return smoke.Result{Message: "ping printed no report: " + firstLine(errOut.String())}
-	}
+	var errOut bytes.Buffer
+	outcome := ping.Probe(ping.Options{
+		CM: cfg.RDMA, Addr: r.Peer.String(), Port: cfg.CMPort,
+		Count: cfg.Count, Size: ping.DefaultSize, Timeout: remaining(ctx), ErrOut: &errOut,
+	})
+	rep := outcome.Report
 	res := smoke.Result{OK: rep.OK && rep.Completed == cfg.Count}
 	if len(rep.RTTMs) > 0 {
 		res.RTT = rttOf(rep.RTTMs)
@@ -145,7 +139,7 @@ func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
 		failure = &cli.ErrorBody{Message: "ping failed"}
 	}
 	switch {
-	case !rep.OK && strings.Contains(failure.Message, "RDMA_CM_EVENT_REJECTED"):
+	case !rep.OK && outcome.Event == rdma.CMEventRejected:
 		res.Message = failure.Message
 		res.Hint = fmt.Sprintf("nothing listens on %s port %d: is `rdmactl serve` running there (systemctl status rdmactl-serve)?", r.Peer, cfg.CMPort)
 	case !rep.OK:
@@ -182,23 +176,14 @@ func seconds(ms float64) float64 { return math.Round(ms*1e3) / 1e6 }
 // demo runs the RC example's client in-process against the responder,
 // on the device and port the route check found, the GID chosen as -g auto.
 func (cfg Config) demo(ctx context.Context, r Route) smoke.Result {
-	var out, errOut bytes.Buffer
 	o := demo.Options{
 		RDMA: cfg.RDMA, Server: r.Peer.String(), Device: r.Device, IBPort: r.Port, GIDAuto: true,
-		TCPPort: cfg.TCPPort, Timeout: remaining(ctx), JSON: true,
+		TCPPort: cfg.TCPPort, Timeout: remaining(ctx),
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute // demo's own default
 	}
-	err := demo.Run(o, &out, &errOut)
-	var sum demo.Summary
-	if jerr := json.Unmarshal(out.Bytes(), &sum); jerr != nil {
-		msg := firstLine(errOut.String())
-		if err != nil {
-			msg = err.Error()
-		}
-		return smoke.Result{Message: "demo printed no report: " + msg}
-	}
+	sum := demo.Probe(o)
 	if !sum.OK {
 		failure := sum.Error
 		if failure == nil {
