@@ -444,3 +444,35 @@ func TestUnknownTool(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestJSONDocumentOfARefusedClient(t *testing.T) {
+	f, _, _ := newFabric()
+	r := run(options(f, "ucmatose", func(o *Options) { o.Server, o.JSON = "10.9.0.1", true }))
+	var doc runDocument
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if err := schema.Validate("cm", []byte(r.out)); err != nil {
+		t.Errorf("against its schema: %v", err)
+	}
+	if doc.OK || doc.Connected != 0 || doc.Messages != 0 || doc.Error == nil || doc.Error.Code != 8 ||
+		doc.Error.Message != "RDMA_CM_EVENT_REJECTED, error: 8" || !strings.Contains(doc.Error.Hint, "nothing listens on 10.9.0.1") || r.code != 8 {
+		t.Errorf("exit %d, document %s", r.code, r.out)
+	}
+}
+
+func TestUcmatoseWithTOSAndAckTimeout(t *testing.T) {
+	f, _, _ := newFabric()
+	set := func(o *Options) {
+		o.SetTOS, o.TOS, o.SetAck, o.AckTimeout, o.Count, o.JSON = true, 32, true, 14, 3, true
+	}
+	srv := options(f, "ucmatose", set)
+	cl := options(f, "ucmatose", func(o *Options) { set(o); o.Server = "10.9.0.1" })
+	s, c := pair(t, f, srv, cl, 7471)
+	for _, r := range []result{s, c} {
+		var doc runDocument
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil || !doc.OK || doc.Connected != 1 || doc.Messages != 6 || r.code != 0 {
+			t.Errorf("%v: exit %d, document %s", err, r.code, r.out)
+		}
+	}
+}
