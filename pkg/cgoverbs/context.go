@@ -1,6 +1,7 @@
-// Package cgoverbs is rdmactl's only cgo package: small Go types over
-// libibverbs and librdmacm that own their C resources and release them in
-// Close. Everything above it is pure Go.
+// Package cgoverbs is rdmactl's only cgo package (with internal/cvfake,
+// the failing provider its tests run the C error paths over): small Go
+// types over libibverbs and librdmacm that own their C resources and
+// release them in Close. Everything above it is pure Go.
 package cgoverbs
 
 /*

@@ -7,6 +7,7 @@
 #include <x86intrin.h>
 #endif
 #include <infiniband/verbs.h>
+#include "cverrno.h"
 #include "perf.h"
 
 // perftest's CTX_POLL_BATCH: completions taken per ibv_poll_cq.
@@ -81,7 +82,7 @@ int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey,
 	wr.opcode = opcode;
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	pf_set_remote(&wr, raddr, rkey);
-	return ibv_post_send(qp, &wr, &bad);
+	return cv_neg(ibv_post_send(qp, &wr, &bad));
 }
 
 // pf_post_recvs posts n receives of the same memory, 32 per call, each
@@ -99,21 +100,21 @@ int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint3
 		}
 		int rc = ibv_post_recv(qp, wr, &bad);
 		if (rc)
-			return rc;
+			return cv_neg(rc);
 		n -= k;
 	}
 	return 0;
 }
 
 // pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
-// forever); with yield it gives the CPU away between looks. 0 or ETIMEDOUT.
+// forever); with yield it gives the CPU away between looks. 0 or -ETIMEDOUT.
 int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yield) {
 	int64_t deadline = pf_now_ns() + (int64_t)timeout_ms * 1000000;
 	for (unsigned i = 0;; i++) {
 		if (*p == want)
 			return 0;
 		if (timeout_ms >= 0 && (i & 1023) == 1023 && pf_now_ns() > deadline)
-			return ETIMEDOUT;
+			return -ETIMEDOUT;
 		if (yield)
 			sched_yield();
 	}
@@ -129,7 +130,7 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // and its number on that QP below. posted and completed hold iters × nqp
 // entries each (unused with duration_ns). Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
-// -3 - errno when posting failed.
+// -3 - errno when posting or polling failed.
 static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed) {
 	struct ibv_sge sge[PF_MAX_QPS];
 	// each QP's list of post_list requests, posted in one call
@@ -184,7 +185,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				}
 				int rc = ibv_post_send(r->qp[q], wr[q], &bad);
 				if (rc)
-					return r->done = totccnt, -3 - rc;
+					return r->done = totccnt, -3 + cv_neg(rc);
 				scnt[q] += pl;
 				totscnt += pl;
 			}
@@ -207,7 +208,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
 		if (ne < 0)
-			return r->done = totccnt, -3 - EIO;
+			return r->done = totccnt, -3 + cv_neg(ne);
 		if (ne == 0) {
 			if ((++spins & 0xffff) == 0) {
 				// idle_ms counts from the first look at the clock
@@ -258,14 +259,14 @@ int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *com
 }
 
 // pf_poll_one spins on cq until one completion comes: 1 (its status and
-// vendor error in *st, *vendor), -2 after idle_ms without one, -3 - EIO.
+// vendor error in *st, *vendor), -2 after idle_ms without one, -3 - errno.
 static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *vendor) {
 	struct ibv_wc wc;
 	int64_t deadline = 0;
 	for (unsigned spins = 1;; spins++) {
 		int ne = ibv_poll_cq(cq, 1, &wc);
 		if (ne < 0)
-			return -3 - EIO;
+			return -3 + cv_neg(ne);
 		if (ne > 0) {
 			*st = wc.status;
 			*vendor = wc.vendor_err;
@@ -307,7 +308,7 @@ static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq
 				return -1;
 			rcnt++;
 			if (rcnt + l->rx_depth <= l->iters && (rc = ibv_post_recv(qp, &rwr, &rbad)))
-				return -3 - rc;
+				return -3 + cv_neg(rc);
 		}
 		if (scnt < l->iters) {
 			l->step = 1;
@@ -315,7 +316,7 @@ static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq
 			posted[scnt++] = pf_ticks();
 			int rc = ibv_post_send(qp, &swr, &sbad);
 			if (rc)
-				return -3 - rc;
+				return -3 + cv_neg(rc);
 			rc = pf_poll_one(scq, l->idle_ms, &l->bad_status, &l->bad_vendor);
 			if (rc < 0)
 				return rc;
@@ -347,7 +348,7 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 	while (r->done < total) {
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
 		if (ne < 0) {
-			rc = -3 - EIO;
+			rc = -3 + cv_neg(ne);
 			break;
 		}
 		if (ne == 0) {
@@ -390,7 +391,7 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 			if (due[q] > 0) {
 				int err = pf_post_recvs(r->qp[q], due[q], (uint64_t)q, r->addr[q], r->len, r->lkey);
 				if (err) {
-					rc = -3 - err;
+					rc = -3 + err;
 					goto out;
 				}
 				due[q] = 0;

@@ -126,11 +126,8 @@ func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
 
 func (e *perfEndpoint) PostSend(wr rdma.SendWR) error {
 	if wr.Op == rdma.WRAtomicCmpAndSwp || wr.Op == rdma.WRAtomicFetchAndAdd {
-		if rc := C.pf_post_atomic(e.qp.qp, C.int(wr.Op), C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.LKey),
-			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), cBool(wr.Signaled)); rc != 0 {
-			return rdma.Errorf("ibv_post_send", syscall.Errno(rc))
-		}
-		return nil
+		return callErr("ibv_post_send", C.pf_post_atomic(e.qp.qp, C.int(wr.Op), C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.LKey),
+			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), cBool(wr.Signaled)))
 	}
 	return cmQP{e.qp}.PostSend(wr)
 }
@@ -140,10 +137,7 @@ func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	if err != nil {
 		return err
 	}
-	if rc := C.pf_post_recvs(q.qp, C.int(n), C.uint64_t(qp), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)); rc != 0 {
-		return rdma.Errorf("ibv_post_recv", syscall.Errno(rc))
-	}
-	return nil
+	return callErr("ibv_post_recv", C.pf_post_recvs(q.qp, C.int(n), C.uint64_t(qp), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)))
 }
 
 func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {

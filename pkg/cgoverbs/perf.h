@@ -65,21 +65,20 @@ struct pf_recv {
 // pf_receive takes r->iters messages on each QP from cq, re-posting
 // each QP's receives after a poll while more are due there. Returns 0;
 // -1 on a failed completion (r->bad_*); -2 when idle_ms passed without
-// a message; -3 - errno when posting failed; -4 on a completion of no
+// a message; -3 - errno when posting or polling failed; -4 on a completion of no
 // QP of r (r->bad_wr_id). r->done counts the messages taken.
 int pf_receive(struct ibv_cq *cq, struct pf_recv *r);
 
 // pf_post_atomic posts one atomic (opcode IBV_WR_ATOMIC_*) on the 8
-// bytes at raddr, the old value landing at laddr; 0 or ibv_post_send's
-// error.
+// bytes at raddr, the old value landing at laddr; 0 or -errno.
 int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled);
 
 // pf_post_recvs posts n receives of the same memory, 32 per call, each
-// with work request ID wr_id; 0 or ibv_post_recv's error.
+// with work request ID wr_id; 0 or -errno.
 int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
 
 // pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
-// forever); with yield it gives the CPU away between looks. 0 or ETIMEDOUT.
+// forever); with yield it gives the CPU away between looks. 0 or -ETIMEDOUT.
 int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yield);
 
 // pf_stream is a whole bandwidth run: perftest's run_iter_bw. posted and
@@ -88,7 +87,7 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // completed messages to exactly its index + 1. r->done is the count of
 // messages completed, on failure too. Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
-// -3 - errno when posting failed.
+// -3 - errno when posting or polling failed.
 int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed);
 
 // pf_send_lat is perftest's run_iter_lat_send with busy polling. Returns

@@ -12,6 +12,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"unsafe"
 
@@ -266,6 +267,11 @@ func (qp *QP) PostSend(wr SendWR) error {
 		s.ah, s.rqpn, s.rqkey = ah.ah, C.uint32_t(wr.UD.QPN), C.uint32_t(wr.UD.QKey)
 	}
 	if len(wr.SGL) > 0 {
+		// The list is Go memory that s, itself Go memory, points to:
+		// cgo passes s only if that memory is pinned.
+		var pin runtime.Pinner
+		pin.Pin(&wr.SGL[0])
+		defer pin.Unpin()
 		s.sgl, s.nsge = cSGL(wr.SGL), C.int(len(wr.SGL))
 	}
 	return callErr("ibv_post_send", C.cv_post_send(qp.qp, &s))

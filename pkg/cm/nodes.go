@@ -45,6 +45,7 @@ type nodeTest struct {
 	timedOut                                 bool
 	started                                  time.Time
 	messages                                 int
+	connected                                int  // connections that came up
 	blockSelfMcast                           bool // mckey -l
 }
 
@@ -127,7 +128,7 @@ func (t *nodeTest) finish(status int, completed bool) error {
 	}
 	if t.o.JSON {
 		doc := runDocument{Tool: t.toolName(), OK: status == 0 && !t.timedOut, Role: t.role(),
-			Connections: t.o.Connections, Connected: t.connectedCount(), Messages: t.count, Size: t.size,
+			Connections: t.o.Connections, Connected: t.connected, Messages: t.messages, Size: t.size,
 			ElapsedMs: ms(time.Since(t.started)), Output: t.out.lines}
 		if !doc.OK {
 			code := status & 0xff
@@ -163,14 +164,14 @@ func (t *nodeTest) role() string {
 	return "server"
 }
 
-func (t *nodeTest) connectedCount() int {
-	n := 0
-	for _, nd := range t.nodes {
-		if nd.qp != nil && (nd.connected || nd.ah != nil) {
-			n++
-		}
-	}
-	return n
+func (t *nodeTest) connectedCount() int { return t.connected }
+
+// established counts a connection that came up; the count outlives the
+// connection, for the JSON document written after the nodes are closed.
+func (t *nodeTest) established(n *node) {
+	n.connected = true
+	t.connectsLeft--
+	t.connected++
 }
 
 func (t *nodeTest) waitEvent() (rdma.CMEvent, error) {
@@ -404,8 +405,7 @@ func (t *nodeTest) connectHandler(id rdma.CMID) int {
 		}
 		if ret == 0 {
 			if t.ud {
-				n.connected = true
-				t.connectsLeft--
+				t.established(n)
 			}
 			return 0
 		}
@@ -435,8 +435,7 @@ func (t *nodeTest) resolvedHandler(n *node, ev rdma.CMEvent) int {
 		t.connectError()
 		return -1
 	}
-	n.connected = true
-	t.connectsLeft--
+	t.established(n)
 	return 0
 }
 
@@ -453,8 +452,7 @@ func (t *nodeTest) handle(ev rdma.CMEvent) int {
 		if t.ud {
 			return t.resolvedHandler(n, ev)
 		}
-		n.connected = true
-		t.connectsLeft--
+		t.established(n)
 		t.disconnectsLeft++
 	case rdma.CMEventAddrError, rdma.CMEventRouteError, rdma.CMEventConnectError,
 		rdma.CMEventUnreachable, rdma.CMEventRejected:

@@ -17,11 +17,32 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/counters/counterstest"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
+	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
 
-// These tests run rping's client and server flows over fakeNet and hold
-// what they print to what the real rping printed in the lab
-// (testdata/lab, see its README).
+// These tests run rping's client and server flows over rdmatest's
+// fabric and hold what they print to what the real rping printed in the
+// lab (testdata/lab, see its README). The fabric has rxe0 on 10.9.0.1,
+// where both sides run as in the lab's one VM, and rxe1 on 10.9.0.2 for
+// a client whose device must differ from the server's.
+
+func newFabric() (*rdmatest.Fabric, *rdmatest.Device) {
+	f := rdmatest.NewFabric()
+	rxe0 := f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+	f.AddRoCEDevice("rxe1", netip.MustParseAddr("10.9.0.2"))
+	return f, rxe0
+}
+
+// waitListening waits until a server listens on port.
+func waitListening(t *testing.T, f *rdmatest.Fabric, port uint16) bool {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if f.Listening(rdma.PortSpaceTCP, port) {
+			return true
+		}
+	}
+	return false
+}
 
 // outcome is what one Run printed and its exit code.
 type outcome struct {
@@ -40,16 +61,15 @@ var nextTestPort = 7400
 
 // pair runs a server with srv's options and, once it listens, a client
 // with cli's, over n; both get the same fresh port.
-func pair(t *testing.T, n *fakeNet, srv, cli Options) (s, c outcome) {
+func pair(t *testing.T, f *rdmatest.Fabric, srv, cli Options) (s, c outcome) {
 	t.Helper()
 	nextTestPort++
 	srv.Port, cli.Port = nextTestPort, nextTestPort
 	srv.Mode, cli.Mode = ModeServer, ModeClient
-	srv.CM, cli.CM = &fakeStack{net: n, server: true}, &fakeStack{net: n}
+	srv.CM, cli.CM = f, f
 	done := make(chan outcome, 1)
 	go func() { done <- runOne(srv) }()
-	port := uint16(srv.Port)
-	if !n.waitFor(5*time.Second, func() bool { return n.listeners[port] != nil }) {
+	if !waitListening(t, f, uint16(srv.Port)) {
 		select {
 		case s = <-done:
 			t.Fatalf("server never listened: %+v", s)
@@ -73,6 +93,8 @@ func opts(flags ...any) Options {
 		switch flags[i] {
 		case "-a":
 			o.Addr = v.(string)
+		case "-I":
+			o.Source = v.(string)
 		case "-C":
 			o.Count = v.(int)
 		case "-S":
@@ -162,7 +184,8 @@ func TestPairsPrintWhatRpingPrints(t *testing.T) {
 		{"size-mismatch", opts("-a", a, "-S", 100, "-C", 3), opts("-a", a, "-S", 1000, "-C", 3)},
 	} {
 		t.Run(c.capture, func(t *testing.T) {
-			s, cl := pair(t, newFakeNet(), c.srv, c.cli)
+			f, _ := newFabric()
+			s, cl := pair(t, f, c.srv, c.cli)
 			sameAsRping(t, "server", labOutcome(t, c.capture+".srv"), s)
 			sameAsRping(t, "client", labOutcome(t, c.capture+".cli"), cl)
 		})
@@ -180,7 +203,8 @@ func TestClientOutputsOfLongerRuns(t *testing.T) {
 		{"rping-client-v-S200-C70.out", 200, 70},
 	} {
 		a := "10.9.0.1"
-		_, cl := pair(t, newFakeNet(), opts("-a", a, "-S", c.size), opts("-a", a, "-v", true, "-S", c.size, "-C", c.count))
+		f, _ := newFabric()
+		_, cl := pair(t, f, opts("-a", a, "-S", c.size), opts("-a", a, "-v", true, "-S", c.size, "-C", c.count))
 		if want, _ := os.ReadFile("testdata/" + c.file); cl.out != string(want) || cl.code != 0 {
 			t.Errorf("%s: exit %d stdout\n%s", c.file, cl.code, cl.out)
 		}
@@ -188,9 +212,11 @@ func TestClientOutputsOfLongerRuns(t *testing.T) {
 }
 
 func TestServerSetupFailureRejectsTheClient(t *testing.T) {
-	n := newFakeNet()
-	n.failRegMR = 1 // the server's first reg_mr, recv_buf
-	s, cl := pair(t, n, opts("-a", "10.9.0.1", "-v", true, "-C", 1), opts("-a", "10.9.0.1", "-v", true, "-C", 1))
+	// The server's first reg_mr, recv_buf, fails as under `ulimit -l 0`
+	// without CAP_IPC_LOCK; the client runs on the other device.
+	f, rxe0 := newFabric()
+	rxe0.FailNext("ibv_reg_mr", rdma.Errorf("ibv_reg_mr", syscall.EPERM))
+	s, cl := pair(t, f, opts("-a", "10.9.0.1", "-v", true, "-C", 1), opts("-a", "10.9.0.1", "-I", "10.9.0.2", "-v", true, "-C", 1))
 	sameAsRping(t, "server", labOutcome(t, "regmr.srv"), s)
 	hint := sameAsRping(t, "client", labOutcome(t, "regmr.cli"), cl)
 	if strings.Contains(hint, "nothing listens") || !strings.Contains(hint, "setup failed") {
@@ -199,8 +225,8 @@ func TestServerSetupFailureRejectsTheClient(t *testing.T) {
 }
 
 func TestClientFailuresPrintWhatRpingPrints(t *testing.T) {
-	n := newFakeNet()
-	n.silent[netip.MustParseAddr("10.9.0.77")] = true
+	// 10.9.0.77 is on no device of the fabric: nobody answers its ARP.
+	f, _ := newFabric()
 	for _, c := range []struct {
 		capture, addr, hint string
 	}{
@@ -209,7 +235,7 @@ func TestClientFailuresPrintWhatRpingPrints(t *testing.T) {
 		{"lookup", "no.such.host.invalid", ""},
 	} {
 		o := opts("-a", c.addr, "-v", true, "-C", 1)
-		o.Mode, o.Port, o.CM = ModeClient, 7699, &fakeStack{net: n}
+		o.Mode, o.Port, o.CM = ModeClient, 7699, f
 		hint := sameAsRping(t, c.capture, labOutcome(t, c.capture), runOne(o))
 		if !strings.Contains(hint, c.hint) || (c.hint == "" && hint != "") {
 			t.Errorf("%s: hint %q, want one with %q", c.capture, hint, c.hint)
@@ -225,16 +251,18 @@ func TestNoDeviceOrNoCMDevice(t *testing.T) {
 	kernelDevices = func() ([]string, bool) { return []string{"rxe0"}, true }
 	for _, c := range []struct {
 		capture string
-		set     func(*fakeNet)
+		fabric  func() *rdmatest.Fabric
 		hint    string
 	}{
-		{"no-devices", func(n *fakeNet) { n.noDevices = true }, "libibverbs found no device"},
-		{"no-rdma-cm", func(n *fakeNet) { n.noCMDevice = true }, "/dev/infiniband/rdma_cm is missing"},
+		{"no-devices", rdmatest.NewFabric, "libibverbs found no device"},
+		{"no-rdma-cm", func() *rdmatest.Fabric {
+			f, _ := newFabric()
+			f.FailNext("rdma_create_event_channel", rdma.Errorf("rdma_create_event_channel", syscall.ENOENT))
+			return f
+		}, "/dev/infiniband/rdma_cm is missing"},
 	} {
-		n := newFakeNet()
-		c.set(n)
 		o := opts("-a", "10.9.0.1", "-C", 1)
-		o.Mode, o.CM = ModeServer, &fakeStack{net: n}
+		o.Mode, o.CM = ModeServer, c.fabric()
 		hint := sameAsRping(t, c.capture, labOutcome(t, c.capture), runOne(o))
 		if !strings.Contains(hint, c.hint) || strings.Contains(hint, "rxe add") {
 			t.Errorf("%s: hint %q", c.capture, hint)
@@ -246,8 +274,9 @@ func TestNoDeviceOrNoCMDevice(t *testing.T) {
 // thread, which races main's exit: the lab shows the first line alone
 // most of the time and both now and then (at 1 vCPU). rdmactl prints both.
 func TestBindWithoutDevice(t *testing.T) {
+	f, _ := newFabric()
 	o := opts("-a", "10.77.0.1", "-C", 1)
-	o.Mode, o.CM = ModeServer, &fakeStack{net: newFakeNet()}
+	o.Mode, o.CM = ModeServer, f
 	got := runOne(o)
 	real := labOutcome(t, "bind-enodev")
 	real.err += "rdma_get_cm_event: Bad file descriptor\n"
@@ -258,10 +287,10 @@ func TestBindWithoutDevice(t *testing.T) {
 }
 
 func TestBindPortInUse(t *testing.T) {
-	n := newFakeNet()
-	n.listeners[7174] = &fakeID{}
+	f, _ := newFabric()
+	listen(t, f, 7174)
 	o := opts("-a", "10.9.0.1")
-	o.Mode, o.Port, o.CM = ModeServer, 7174, &fakeStack{net: n}
+	o.Mode, o.Port, o.CM = ModeServer, 7174, f
 	got := runOne(o)
 	if got.err != "rdma_bind_addr: Address already in use\nhint: another server already listens on that port; choose another with -p\n" || got.code != 255 {
 		t.Errorf("%+v", got)
@@ -284,24 +313,24 @@ func TestJSONVerdict(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name      string
-		net       func(*fakeNet)
+		fault     func(*rdmatest.Fabric)
 		srv, cli  Options
 		completed int
 		ok        bool
 		reason    string
 	}{
 		{"all done", nil, opts("-a", a), opts("-a", a, "-C", 5, "--json", true), 5, true, ""},
-		{"server killed", func(n *fakeNet) { n.killAfter = 3 }, opts("-a", a), opts("-a", a, "-C", 100, "--json", true),
+		{"server killed", serverDiesAfterThreeEchoes, opts("-a", a), opts("-a", a, "-C", 100, "--json", true),
 			2, false, "the server disconnected after 2 of 100 pings"},
 		{"size refused", nil, opts("-a", a, "-S", 100), opts("-a", a, "-S", 1000, "-C", 3, "--json", true),
 			0, false, "the server disconnected after 0 of 3 pings"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := newFakeNet()
-			if c.net != nil {
-				c.net(n)
+			f, _ := newFabric()
+			if c.fault != nil {
+				c.fault(f)
 			}
-			_, cl := pair(t, n, c.srv, c.cli)
+			_, cl := pair(t, f, c.srv, c.cli)
 			var d doc
 			if err := json.Unmarshal([]byte(cl.out), &d); err != nil {
 				t.Fatalf("stdout is not one JSON document: %v\n%s", err, cl.out)
@@ -328,16 +357,17 @@ func TestJSONVerdict(t *testing.T) {
 
 // Without rdmactl's modes a cut-short run keeps rping's exit code.
 func TestPlainModeKeepsRpingsExitCode(t *testing.T) {
-	n := newFakeNet()
-	n.killAfter = 3
-	_, cl := pair(t, n, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-C", 100))
+	f, _ := newFabric()
+	serverDiesAfterThreeEchoes(f)
+	_, cl := pair(t, f, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-C", 100))
 	if cl.code != 0 || !strings.HasPrefix(cl.err, "client DISCONNECT EVENT...\nwait for RDMA_WRITE_") || strings.Contains(cl.err, "rdmactl") {
 		t.Errorf("%+v", cl)
 	}
 }
 
 func TestStatsLinesAndSummary(t *testing.T) {
-	_, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-C", 4, "--stats", true))
+	f, _ := newFabric()
+	_, cl := pair(t, f, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-C", 4, "--stats", true))
 	lines := strings.Split(strings.TrimSuffix(cl.out, "\n"), "\n")
 	if cl.code != 0 || len(lines) != 9 {
 		t.Fatalf("exit %d stdout\n%s", cl.code, cl.out)
@@ -357,14 +387,10 @@ func TestStatsLinesAndSummary(t *testing.T) {
 // A listener that never answers: --timeout ends the wait with one line
 // and a hint, exit 1.
 func TestTimeoutConnecting(t *testing.T) {
-	n := newFakeNet()
-	st := &fakeStack{net: n, server: true}
-	ch, _ := st.CreateEventChannel()
-	l, _ := ch.CreateID()
-	_ = l.Bind(netip.MustParseAddrPort("10.9.0.1:7390"))
-	_ = l.Listen(3)
+	f, _ := newFabric()
+	listen(t, f, 7390)
 	o := opts("-a", "10.9.0.1", "-C", 1, "--timeout", 50*time.Millisecond)
-	o.Mode, o.Port, o.CM = ModeClient, 7390, &fakeStack{net: n}
+	o.Mode, o.Port, o.CM = ModeClient, 7390, f
 	got := runOne(o)
 	want := "rdmactl ping: timed out after 50ms waiting for the connection to be established\nconnect error -1\n" +
 		"hint: no answer to the connect request: is a ping server running on 10.9.0.1 port 7390, and is UDP port 4791 open?\n"
@@ -375,24 +401,24 @@ func TestTimeoutConnecting(t *testing.T) {
 
 // A server whose client stops answering gives up under --timeout.
 func TestServerTimeoutWaitingForClient(t *testing.T) {
-	n := newFakeNet()
-	n.killAfter = 0
+	f, _ := newFabric()
 	srv := opts("-a", "10.9.0.1", "--timeout", 100*time.Millisecond)
 	nextTestPort++
-	srv.Mode, srv.Port, srv.CM = ModeServer, nextTestPort, &fakeStack{net: n, server: true}
+	srv.Mode, srv.Port, srv.CM = ModeServer, nextTestPort, f
 	done := make(chan outcome, 1)
 	go func() { done <- runOne(srv) }()
 	port := uint16(srv.Port)
-	n.waitFor(5*time.Second, func() bool { return n.listeners[port] != nil })
+	waitListening(t, f, port)
 	// A client that connects and then says nothing.
-	st := &fakeStack{net: n}
-	ch, _ := st.CreateEventChannel()
+	ch, _ := f.CreateEventChannel()
 	id, _ := ch.CreateID()
 	_ = id.ResolveAddr(netip.Addr{}, netip.AddrPortFrom(netip.MustParseAddr("10.9.0.1"), port), time.Second)
 	ctx := id.Context()
 	pd, _ := ctx.AllocPD()
 	cq, _ := ctx.CreateCQ(4, nil)
-	_, _ = id.CreateQP(pd, cq, cq, rdma.QPCap{})
+	if _, err := id.CreateQP(pd, cq, cq, rdma.QPCap{MaxSendWR: 1, MaxRecvWR: 1}); err != nil {
+		t.Fatal(err)
+	}
 	_ = id.Connect(nil)
 	s := <-done
 	if s.code != cli.ExitFailed || !strings.Contains(s.err, "timed out after 100ms waiting for the client's next ping") ||
@@ -402,7 +428,8 @@ func TestServerTimeoutWaitingForClient(t *testing.T) {
 }
 
 func TestDebugOutput(t *testing.T) {
-	s, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1", "-d", true), opts("-a", "10.9.0.1", "-d", true, "-C", 1))
+	f, _ := newFabric()
+	s, cl := pair(t, f, opts("-a", "10.9.0.1", "-d", true), opts("-a", "10.9.0.1", "-d", true, "-C", 1))
 	for _, want := range []string{"created cm_id", "rdma_resolve_addr - rdma_resolve_route successful", "created pd",
 		"created qp", "allocated & registered buffers", "rdma_connect successful", "RDMA addr "} {
 		if !strings.Contains(cl.out, want) {
@@ -419,17 +446,16 @@ func TestDebugOutput(t *testing.T) {
 
 // -P serves one client after another.
 func TestPersistentServer(t *testing.T) {
-	n := newFakeNet()
+	f, _ := newFabric()
 	srv := opts("-a", "10.9.0.1", "-v", true)
 	srv.Persistent = true
 	nextTestPort++
-	srv.Mode, srv.Port, srv.CM = ModeServer, nextTestPort, &fakeStack{net: n, server: true}
+	srv.Mode, srv.Port, srv.CM = ModeServer, nextTestPort, f
 	go runOne(srv) // runs until the test binary ends, as rping -P does
-	port := uint16(srv.Port)
-	n.waitFor(5*time.Second, func() bool { return n.listeners[port] != nil })
+	waitListening(t, f, uint16(srv.Port))
 	for i := 0; i < 2; i++ {
 		cl := opts("-a", "10.9.0.1", "-v", true, "-C", 3)
-		cl.Mode, cl.Port, cl.CM = ModeClient, srv.Port, &fakeStack{net: n}
+		cl.Mode, cl.Port, cl.CM = ModeClient, srv.Port, f
 		if got := runOne(cl); got.out != lab(t, "v-C3.cli.out") || got.code != 0 {
 			t.Errorf("client %d: %+v", i, got)
 		}
@@ -439,25 +465,23 @@ func TestPersistentServer(t *testing.T) {
 // An echo that differs fails -V as rping does, and fails rdmactl's
 // verdict even without -V.
 func TestEchoMismatch(t *testing.T) {
-	n := newFakeNet()
-	n.corrupt = true
-	_, cl := pair(t, n, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-V", true, "-C", 2))
+	f, _ := newFabric()
+	f.CorruptNextWrites(2)
+	_, cl := pair(t, f, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "-V", true, "-C", 2))
 	if !strings.HasPrefix(cl.err, "data mismatch!\nrping client failed: -1\n") || cl.code != 255 {
 		t.Errorf("-V: %+v", cl)
 	}
-	n = newFakeNet()
-	n.corrupt = true
-	_, cl = pair(t, n, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "--stats", true, "-C", 2))
+	f, _ = newFabric()
+	f.CorruptNextWrites(2)
+	_, cl = pair(t, f, opts("-a", "10.9.0.1"), opts("-a", "10.9.0.1", "--stats", true, "-C", 2))
 	if !strings.Contains(cl.err, "rdmactl ping: ping 0 came back different from what was sent\n") || cl.code != cli.ExitFailed {
 		t.Errorf("--stats: %+v", cl)
 	}
 }
 
 func TestEventChannelErrnoIsKept(t *testing.T) {
-	n := newFakeNet()
-	n.noDevices = true
 	o := opts("-a", "10.9.0.1")
-	o.Mode, o.CM = ModeClient, &fakeStack{net: n}
+	o.Mode, o.CM = ModeClient, rdmatest.NewFabric()
 	if got := runOne(o); got.code != int(syscall.ENODEV) {
 		t.Errorf("exit %d", got.code)
 	}
@@ -475,18 +499,18 @@ func TestStatsSayARunPassedWithRetries(t *testing.T) {
 		o.Counters = counterstest.NewReplay(reads...)
 		return o
 	}
-	_, cl := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(0, 0), rxe0(41, 28)))
+	_, cl := pair(t, fabric(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(0, 0), rxe0(41, 28)))
 	lines := strings.Split(strings.TrimSuffix(cl.out, "\n"), "\n")
 	last := lines[len(lines)-1]
 	if cl.code != 0 || !strings.HasPrefix(last, "passed with retries: rxe0/1 duplicate_request +41 (") || !strings.Contains(last, "; rxe0/1 completer_retry_err +28 (") {
 		t.Errorf("exit %d, last line %q", cl.code, last)
 	}
-	_, quiet := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(3, 1), rxe0(3, 1)))
+	_, quiet := pair(t, fabric(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--stats", true), rxe0(3, 1), rxe0(3, 1)))
 	if strings.Contains(quiet.out, "retries") || strings.Count(quiet.out, "\n") != 9 {
 		t.Errorf("a run without retries:\n%s", quiet.out)
 	}
 
-	_, js := pair(t, newFakeNet(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--json", true), rxe0(0, 0), rxe0(41, 28)))
+	_, js := pair(t, fabric(), opts("-a", "10.9.0.1"), withCounters(opts("-a", "10.9.0.1", "-C", 4, "--json", true), rxe0(0, 0), rxe0(41, 28)))
 	var d struct {
 		OK           bool `json:"ok"`
 		PortCounters *struct {
@@ -524,7 +548,7 @@ func TestClientWithoutAddress(t *testing.T) {
 	}{{false, "hint: -a is missing: "}, {true, "hint: -a is empty: "}} {
 		o := opts("-C", 1)
 		o.AddrGiven = c.given
-		o.Mode, o.Port, o.CM = ModeClient, 7698, &fakeStack{net: newFakeNet()}
+		o.Mode, o.Port, o.CM = ModeClient, 7698, fabric()
 		got := runOne(o)
 		if got.code == 0 || !strings.Contains(got.err, c.hint) || strings.Count(got.err, "hint:") != 1 {
 			t.Errorf("-a given %v: exit %d, stderr %q; want a failure and %q", c.given, got.code, got.err, c.hint)
@@ -534,3 +558,33 @@ func TestClientWithoutAddress(t *testing.T) {
 		}
 	}
 }
+
+// fabric is newFabric's fabric alone.
+func fabric() *rdmatest.Fabric {
+	f, _ := newFabric()
+	return f
+}
+
+// listen makes an id listen on 10.9.0.1:port that never answers.
+func listen(t *testing.T, f *rdmatest.Fabric, port uint16) {
+	t.Helper()
+	ch, err := f.CreateEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ch.CreateID()
+	if err == nil {
+		err = l.Bind(netip.AddrPortFrom(netip.MustParseAddr("10.9.0.1"), port))
+	}
+	if err == nil {
+		err = l.Listen(3)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serverDiesAfterThreeEchoes ends the connection once the server's third
+// RDMA write (the echo of ping 2) has landed, as the server's death
+// would: the client sees DISCONNECTED before ping 2's go-ahead.
+func serverDiesAfterThreeEchoes(f *rdmatest.Fabric) { f.DisconnectAfter(rdma.WRRDMAWrite, 3) }

@@ -33,7 +33,7 @@ func TestRunRejectsBadValuesLikeRping(t *testing.T) {
 func TestRunBoundarySizesPassTheCheck(t *testing.T) {
 	for _, size := range []int{MinSize, MaxSize} {
 		var out, errOut bytes.Buffer
-		o := Options{Mode: ModeClient, Size: size, Addr: "no.such.host.invalid", Out: &out, ErrOut: &errOut, CM: &fakeStack{net: newFakeNet()}}
+		o := Options{Mode: ModeClient, Size: size, Addr: "no.such.host.invalid", Out: &out, ErrOut: &errOut, CM: fabric()}
 		_ = Run(&o) // fails later, at the name lookup
 		if bytes.Contains(errOut.Bytes(), []byte("Invalid size")) {
 			t.Errorf("size %d rejected", size)

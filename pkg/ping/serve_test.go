@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // A client that pings without pause never lets a server's wait time out:
 // stopping Serve must still end its session promptly.
 func TestServeStopsDuringEndlessPings(t *testing.T) {
-	n := newFakeNet()
+	f := fabric()
 	nextTestPort++
 	srv := opts("-a", "10.9.0.1", "--timeout", 5*time.Second)
-	srv.Port, srv.CM = nextTestPort, &fakeStack{net: n, server: true}
+	srv.Port, srv.CM = nextTestPort, f
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan struct{})
@@ -23,10 +25,12 @@ func TestServeStopsDuringEndlessPings(t *testing.T) {
 	<-ready
 
 	cl := opts("-a", "10.9.0.1", "-C", 0)
-	cl.Mode, cl.Port, cl.CM = ModeClient, srv.Port, &fakeStack{net: n}
+	cl.Mode, cl.Port, cl.CM = ModeClient, srv.Port, f
 	go runOne(cl)
-	if !n.waitFor(5*time.Second, func() bool { return n.writes > 50 }) {
-		t.Fatal("the client never pinged")
+	for end := time.Now().Add(5 * time.Second); f.Posts(rdma.WRRDMAWrite) <= 50; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the client never pinged")
+		}
 	}
 	cancel()
 	stopped := time.Now()

@@ -23,7 +23,7 @@ func TestServerJSON(t *testing.T) {
 		{"size refused", opts("-a", a, "-S", 100, "--json", true), opts("-a", a, "-S", 1000, "-C", 3), false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, _ := pair(t, newFakeNet(), c.srv, c.cli)
+			s, _ := pair(t, fabric(), c.srv, c.cli)
 			dec := json.NewDecoder(strings.NewReader(s.out))
 			var doc struct {
 				SchemaVersion int    `json:"schema_version"`

@@ -21,8 +21,9 @@ type DeviceConfig struct {
 // rdma.VerbsDevice). Perf's endpoints are not offered.
 type Device struct {
 	rdma.Perf
-	fabric *Fabric
-	cfg    DeviceConfig
+	fabric   *Fabric
+	cfg      DeviceConfig
+	failVerb map[string][]error
 }
 
 // AddDevice puts a device on the fabric.
@@ -30,7 +31,7 @@ func (f *Fabric) AddDevice(cfg DeviceConfig) *Device {
 	if cfg.ActiveMTU == 0 {
 		cfg.ActiveMTU = rdma.MTU1024
 	}
-	d := &Device{fabric: f, cfg: cfg}
+	d := &Device{fabric: f, cfg: cfg, failVerb: map[string][]error{}}
 	f.mu.Lock()
 	f.devices = append(f.devices, d)
 	f.mu.Unlock()
@@ -58,10 +59,19 @@ func (f *Fabric) AddIBDevice(name string, lid uint16) *Device {
 	}})
 }
 
+// FailNext is Fabric.FailNext for the calls on this device alone (and
+// the resources made on it): one side of a connection can fail where
+// the other does not.
+func (d *Device) FailNext(verb string, err error) {
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	d.failVerb[verb] = append(d.failVerb[verb], err)
+}
+
 func (d *Device) verb(name string) error {
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
-	return d.fabric.call(name)
+	return d.fabric.callOn(d, name)
 }
 
 // QueryDevice is a device with one port.

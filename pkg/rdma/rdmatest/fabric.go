@@ -2,8 +2,11 @@
 // is an in-memory server: devices on one Fabric reach each other's queue
 // pairs, and work requests really move bytes between their memory
 // regions (SEND and RECV with immediate, RDMA WRITE and READ, the atomics,
-// UD sends through an address handle, shared receive queues). A test can
-// make any verb fail and any send complete with an error status.
+// UD sends through an address handle, multicast groups, shared receive
+// queues), and its connection manager raises the events rdma_cm raises
+// (cm.go). A test can make any verb or rdma_cm call fail, any send
+// complete with an error status, and a connection end as when the
+// process at one end dies.
 //
 // Work completes when it is posted: a SEND on an RC QP whose peer has no
 // receive posted waits, as the real one would retry, until one is; on UC
@@ -31,12 +34,21 @@ type Fabric struct {
 	corrupt  int
 	drop     int
 	opens    int
+
+	corruptWrites int
+	posts         map[rdma.WROpcode]int
+	endOp         rdma.WROpcode
+	endAfter      int
+
+	bound    []*CMID // ids with a local address, listeners among them
+	nextPort uint16
+	groups   map[rdma.GID][]*QP
 }
 
 // NewFabric is an empty network.
 func NewFabric() *Fabric {
 	return &Fabric{
-		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, failVerb: map[string][]error{},
+		qps: map[uint32]*QP{}, mrs: map[uint32]*MR{}, failVerb: map[string][]error{}, posts: map[rdma.WROpcode]int{},
 		nextQPN: 0x11, nextKey: 0x100, nextAddr: 0x7f0000000000,
 	}
 }
@@ -76,6 +88,32 @@ func (f *Fabric) DropNextSends(n int) {
 	f.drop += n
 }
 
+// CorruptNextWrites makes the next n RDMA WRITEs land with their first
+// byte inverted.
+func (f *Fabric) CorruptNextWrites(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.corruptWrites += n
+}
+
+// DisconnectAfter ends the connection of the QP that posts the n-th next
+// work request of op, once that request has done its work, as when the
+// process at one end dies: both QPs go to the error state and both ids
+// see DISCONNECTED.
+func (f *Fabric) DisconnectAfter(op rdma.WROpcode, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.endOp, f.endAfter = op, n
+}
+
+// Posts is how many work requests of op were posted on the fabric and
+// did their work.
+func (f *Fabric) Posts(op rdma.WROpcode) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.posts[op]
+}
+
 // Opens is how many times a device was opened.
 func (f *Fabric) Opens() int {
 	f.mu.Lock()
@@ -95,10 +133,17 @@ func (f *Fabric) injected(verb string) error {
 
 // call starts a verb: the injected error, if any; f.mu held.
 func (f *Fabric) call(verb string) error {
-	if err := f.injected(verb); err != nil {
-		return err
+	return f.injected(verb)
+}
+
+// callOn starts a verb on device d: d's injected error, else the
+// fabric's; f.mu held.
+func (f *Fabric) callOn(d *Device, verb string) error {
+	if q := d.failVerb[verb]; len(q) > 0 {
+		d.failVerb[verb] = q[1:]
+		return q[0]
 	}
-	return nil
+	return f.injected(verb)
 }
 
 // DeviceList lists the fabric's devices (rdma.Verbs).

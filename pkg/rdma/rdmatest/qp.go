@@ -23,6 +23,9 @@ type QP struct {
 	posted []recvWR
 	// pending are RC sends that arrived before a receive was posted.
 	pending []inbound
+	// id is the rdma_cm id the QP serves, if any.
+	id             *CMID
+	blockSelfMcast bool
 }
 
 type recvWR struct {
@@ -54,7 +57,7 @@ func (q *QP) State() rdma.QPState {
 
 func (q *QP) modify(from, to rdma.QPState) error {
 	f := q.fabric
-	if err := f.call("ibv_modify_qp"); err != nil {
+	if err := f.callOn(q.dev, "ibv_modify_qp"); err != nil {
 		return err
 	}
 	if q.state != from {
@@ -79,7 +82,7 @@ func (q *QP) ToRTR(a rdma.RTRAttr) error {
 	defer q.fabric.mu.Unlock()
 	if q.typ != rdma.QPTypeUD {
 		if err := q.dev.checkRoute(a.Port, a.GRH); err != nil || a.PathMTU == 0 {
-			if err := q.fabric.call("ibv_modify_qp"); err != nil {
+			if err := q.fabric.callOn(q.dev, "ibv_modify_qp"); err != nil {
 				return err
 			}
 			return rdma.Errorf("ibv_modify_qp", syscall.EINVAL)
@@ -99,21 +102,47 @@ func (q *QP) ToRTS(a rdma.RTSAttr) error {
 func (q *QP) ToError() error {
 	q.fabric.mu.Lock()
 	defer q.fabric.mu.Unlock()
-	if err := q.fabric.call("ibv_modify_qp"); err != nil {
+	if err := q.fabric.callOn(q.dev, "ibv_modify_qp"); err != nil {
 		return err
 	}
+	q.flush()
+	return nil
+}
+
+// flush moves the QP to ERR and completes its receives with
+// WR_FLUSH_ERR; f.mu held.
+func (q *QP) flush() {
 	q.state = rdma.QPStateErr
 	for _, r := range q.posted {
 		q.recv.push(rdma.WC{WRID: r.id, Status: rdma.WCWRFlushErr, Opcode: rdma.WCRecv, QPNum: q.num})
 	}
 	q.posted = nil
-	return nil
+}
+
+// ready moves a QP in INIT through RTR to RTS towards QP dest, as the CM
+// does with a connection's attributes; f.mu held.
+func (q *QP) ready(dest uint32) error {
+	if err := q.modify(rdma.QPStateInit, rdma.QPStateRTR); err != nil {
+		return err
+	}
+	q.rtr = rdma.RTRAttr{PathMTU: q.dev.cfg.ActiveMTU, DestQPN: dest, Port: 1}
+	return q.modify(rdma.QPStateRTR, rdma.QPStateRTS)
+}
+
+// QKey is the Q_Key the QP was given (rdma.QKeyQP).
+func (q *QP) QKey() (uint32, error) {
+	q.fabric.mu.Lock()
+	defer q.fabric.mu.Unlock()
+	if err := q.fabric.callOn(q.dev, "ibv_query_qp"); err != nil {
+		return 0, err
+	}
+	return q.init.QKey, nil
 }
 
 func (q *QP) Query() (rdma.QPInfo, error) {
 	q.fabric.mu.Lock()
 	defer q.fabric.mu.Unlock()
-	if err := q.fabric.call("ibv_query_qp"); err != nil {
+	if err := q.fabric.callOn(q.dev, "ibv_query_qp"); err != nil {
 		return rdma.QPInfo{}, err
 	}
 	return rdma.QPInfo{State: q.state, Cap: q.cap}, nil
@@ -122,7 +151,7 @@ func (q *QP) Query() (rdma.QPInfo, error) {
 func (q *QP) Close() error {
 	q.fabric.mu.Lock()
 	defer q.fabric.mu.Unlock()
-	if err := q.fabric.call("ibv_destroy_qp"); err != nil {
+	if err := q.fabric.callOn(q.dev, "ibv_destroy_qp"); err != nil {
 		return err
 	}
 	delete(q.fabric.qps, q.num)
@@ -145,7 +174,7 @@ func (q *QP) PostRecvSGL(id uint64, sges []rdma.SGE) error {
 	f := q.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("ibv_post_recv"); err != nil {
+	if err := f.callOn(q.dev, "ibv_post_recv"); err != nil {
 		return err
 	}
 	if q.srq != nil || q.state == rdma.QPStateReset || len(sges) == 0 || uint32(len(sges)) > max(q.cap.MaxRecvSGE, 1) {
@@ -285,9 +314,33 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 	f := q.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("ibv_post_send"); err != nil {
+	if err := f.callOn(q.dev, "ibv_post_send"); err != nil {
 		return err
 	}
+	failed := q.state == rdma.QPStateErr
+	if err := q.postSend(wr); err != nil || failed || q.state == rdma.QPStateErr {
+		return err
+	}
+	f.posts[wr.Op]++
+	if f.endAfter > 0 && wr.Op == f.endOp {
+		if f.endAfter--; f.endAfter == 0 {
+			q.end()
+		}
+	}
+	return nil
+}
+
+// end ends the QP's connection as its process's death would; f.mu held.
+func (q *QP) end() {
+	q.flush()
+	if q.id != nil && q.id.connected {
+		q.id.disconnect()
+	}
+}
+
+// postSend does a send work request's work; f.mu held.
+func (q *QP) postSend(wr rdma.SendWR) error {
+	f := q.fabric
 	sges := wr.SGL
 	if len(sges) == 0 && (wr.Local != rdma.SGE{}) {
 		sges = []rdma.SGE{wr.Local}
@@ -318,8 +371,13 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 	}
 	var peer *QP
 	if wr.UD != nil {
-		if _, ok := wr.UD.AH.(*AH); !ok {
+		ah, ok := wr.UD.AH.(*AH)
+		if !ok {
 			return rdma.Errorf("ibv_post_send", syscall.EINVAL)
+		}
+		if wr.UD.QPN == mcastQPN {
+			q.multicast(ah, wr, data, signaled)
+			return nil
 		}
 		peer = f.qps[wr.UD.QPN]
 		if peer == nil || peer.typ != rdma.QPTypeUD || peer.init.QKey != wr.UD.QKey || len(data) > mtuBytes(q.dev.cfg.ActiveMTU) {
@@ -360,6 +418,10 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 		if !ok {
 			q.remoteAccess(wr.ID, op, signaled)
 			return nil
+		}
+		if f.corruptWrites > 0 && len(data) > 0 {
+			f.corruptWrites--
+			data[0] = ^data[0]
 		}
 		copy(dst, data)
 		if wr.Op == rdma.WRRDMAWrite {
@@ -406,6 +468,26 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 		return rdma.Errorf("ibv_post_send", syscall.EINVAL)
 	}
 	return nil
+}
+
+// multicast hands a UD send to every QP attached to the group ah
+// addresses whose Q_Key matches (not the sender's own when it blocks
+// them); f.mu held.
+func (q *QP) multicast(ah *AH, wr rdma.SendWR, data []byte, signaled bool) {
+	op := sendOpcode(wr.Op)
+	if ah.Attr.GRH == nil || len(data) > mtuBytes(q.dev.cfg.ActiveMTU) {
+		q.sent(wr.ID, signaled, op, 0)
+		return
+	}
+	for _, m := range q.fabric.groups[ah.Attr.GRH.DGID] {
+		if (m == q && q.blockSelfMcast) || m.init.QKey != wr.UD.QKey || m.state < rdma.QPStateRTR || m.state == rdma.QPStateErr {
+			continue
+		}
+		if r, ok := m.takeRecv(); ok {
+			m.complete(r, inbound{from: q, wrID: wr.ID, op: wr.Op, data: data, imm: wr.Imm, hasImm: wr.Op == rdma.WRSendWithImm})
+		}
+	}
+	q.sent(wr.ID, signaled, op, 0)
 }
 
 // remoteAccess is a request the peer's memory refused: an error on RC,

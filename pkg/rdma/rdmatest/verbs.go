@@ -38,7 +38,7 @@ func (c *context) CreateCQ(cqe int, ch rdma.CompChannel) (rdma.CQ, error) {
 	if cqe < 1 {
 		return nil, rdma.Errorf("ibv_create_cq", syscall.EINVAL)
 	}
-	return &CQ{fabric: c.dev.fabric, ready: make(chan struct{}, 1)}, nil
+	return &CQ{fabric: c.dev.fabric, dev: c.dev, ready: make(chan struct{}, 1)}, nil
 }
 
 type pd struct{ dev *Device }
@@ -58,10 +58,10 @@ func (p *pd) RegMR(size int, access rdma.Access) (rdma.MR, error) {
 	f := p.fabric()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call(rdma.OpMalloc); err != nil {
+	if err := f.callOn(p.dev, rdma.OpMalloc); err != nil {
 		return nil, err
 	}
-	if err := f.call("ibv_reg_mr"); err != nil {
+	if err := f.callOn(p.dev, "ibv_reg_mr"); err != nil {
 		return nil, err
 	}
 	if size <= 0 {
@@ -108,7 +108,7 @@ func (p *pd) CreateQP(a rdma.QPInitAttr) (rdma.QP, error) {
 	f := p.fabric()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("ibv_create_qp"); err != nil {
+	if err := f.callOn(p.dev, "ibv_create_qp"); err != nil {
 		return nil, err
 	}
 	send, ok1 := a.SendCQ.(*CQ)
@@ -141,7 +141,7 @@ func (p *pd) CreateAH(a rdma.AHAttr) (rdma.AH, error) {
 	f := p.fabric()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("ibv_create_ah"); err != nil {
+	if err := f.callOn(p.dev, "ibv_create_ah"); err != nil {
 		return nil, err
 	}
 	if err := p.dev.checkPath(a.Port, a.GRH); err != nil {
@@ -194,7 +194,7 @@ func (p *pd) CreateSRQ(a rdma.SRQAttr) (rdma.SRQ, error) {
 	f := p.fabric()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("ibv_create_srq"); err != nil {
+	if err := f.callOn(p.dev, "ibv_create_srq"); err != nil {
 		return nil, err
 	}
 	if a.MaxWR == 0 {
@@ -230,6 +230,7 @@ func (p *pd) Close() error { return p.dev.verb("ibv_dealloc_pd") }
 // CQ is a completion queue.
 type CQ struct {
 	fabric *Fabric
+	dev    *Device
 	mu     sync.Mutex
 	wcs    []rdma.WC
 	ready  chan struct{} // a token while wcs is not empty
@@ -249,7 +250,7 @@ func (cq *CQ) push(wc rdma.WC) {
 // Poll takes completions without waiting.
 func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	cq.fabric.mu.Lock()
-	err := cq.fabric.call("ibv_poll_cq")
+	err := cq.fabric.callOn(cq.dev, "ibv_poll_cq")
 	cq.fabric.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -267,11 +268,16 @@ func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	return n, nil
 }
 
-// Await waits for completions for at most timeout (negative: forever);
-// also is not watched (this fabric has no connection manager).
+// Await waits for completions for at most timeout (negative: forever),
+// or for an event on also when it is one of this fabric's channels.
 func (cq *CQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration) (int, bool, error) {
+	ch, _ := also.(*EventChannel)
+	var events chan struct{}
+	if ch != nil {
+		events = ch.ready
+	}
 	var expire <-chan time.Time
-	if timeout >= 0 {
+	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		expire = t.C
@@ -279,14 +285,40 @@ func (cq *CQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration)
 	for {
 		n, err := cq.Poll(wc)
 		if n > 0 || err != nil {
-			return n, false, err
+			return n, ch.pending(), err
+		}
+		if ch.pending() {
+			return 0, true, nil
+		}
+		if timeout == 0 {
+			return 0, false, rdma.ErrTimeout
 		}
 		select {
 		case <-cq.ready:
+		case <-events:
 		case <-expire:
 			return 0, false, rdma.ErrTimeout
 		}
 	}
+}
+
+// PollReply is Poll, and with want an address handle back to the sender
+// of the first completion (rdma.ReplyPoller); the fabric routes by QP
+// number, so the handle only has to be valid for port.
+func (cq *CQ) PollReply(wc []rdma.WC, want bool, pd rdma.PD, grh rdma.MR, port uint8) (int, rdma.AH, error) {
+	n, err := cq.Poll(wc)
+	if err != nil || n == 0 || !want {
+		return n, nil, err
+	}
+	cq.fabric.mu.Lock()
+	defer cq.fabric.mu.Unlock()
+	if err := cq.fabric.callOn(cq.dev, "ibv_create_ah_from_wc"); err != nil {
+		return 0, nil, err
+	}
+	if port != 1 {
+		return 0, nil, rdma.Errorf("ibv_create_ah_from_wc", syscall.EINVAL)
+	}
+	return n, &AH{Attr: rdma.AHAttr{Port: port}}, nil
 }
 
 func (cq *CQ) SetSpin(polls int) { cq.spin = polls }
@@ -294,5 +326,5 @@ func (cq *CQ) SetSpin(polls int) { cq.spin = polls }
 func (cq *CQ) Close() error {
 	cq.fabric.mu.Lock()
 	defer cq.fabric.mu.Unlock()
-	return cq.fabric.call("ibv_destroy_cq")
+	return cq.fabric.callOn(cq.dev, "ibv_destroy_cq")
 }
