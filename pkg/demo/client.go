@@ -21,6 +21,7 @@ func (r *runner) dialServer() bool {
 	if err == nil {
 		return true
 	}
+	r.dialErr = err
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		msg := "Temporary failure in name resolution"

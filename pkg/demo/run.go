@@ -45,16 +45,17 @@ func Run(opts Options, stdout, stderr io.Writer) error {
 
 // Probe runs the client side as a check of a peer does: nothing printed,
 // the summary returned (its Error says why a run failed, a refusal
-// before any connection included).
-func Probe(opts Options) Summary {
+// before any connection included), and the error of the TCP connection
+// to the server when there was none.
+func Probe(opts Options) (Summary, error) {
 	opts.JSON = true
 	if err := preflight(opts); err != nil {
-		return Summary{Role: "client", Server: opts.Server, Device: opts.Device, Error: cli.ErrorOf(err)}
+		return Summary{Role: "client", Server: opts.Server, Device: opts.Device, Error: cli.ErrorOf(err)}, nil
 	}
 	r := &runner{opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now()}
 	rc, _ := r.runCounted()
 	r.conclude(rc)
-	return r.sum
+	return r.sum, r.dialErr
 }
 
 // runCounted runs the demo between two reads of the port counters, which
@@ -85,6 +86,7 @@ type runner struct {
 	wc      rdma.WC // the last completion polled
 	sum     Summary
 	failure string // the first failure line, the summary's error
+	dialErr error  // why the client could not reach the server's TCP port
 	advice  string // rdmactl's one hint
 }
 

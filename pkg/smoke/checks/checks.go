@@ -183,14 +183,16 @@ func (cfg Config) demo(ctx context.Context, r Route) smoke.Result {
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute // demo's own default
 	}
-	sum := demo.Probe(o)
+	sum, dialErr := demo.Probe(o)
 	if !sum.OK {
 		failure := sum.Error
 		if failure == nil {
 			failure = &cli.ErrorBody{Message: "demo failed"}
 		}
 		hint := failure.Hint
-		if hint == "" && sum.Remote == nil {
+		if dialErr != nil || hint == "" && sum.Remote == nil {
+			// A peer's responder is serve: demo's own hint for a port
+			// nobody answers would send the user to start `rdmactl demo`.
 			hint = fmt.Sprintf("nothing answered on TCP port %d of %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), and is the port open?", cfg.TCPPort, r.Peer)
 		}
 		return smoke.Result{Message: failure.Message, Hint: hint}
