@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,9 +45,8 @@ func reportError(f *cli.Factory, err error, wroteStdout bool) {
 	}
 	if !cli.IsSilent(err) {
 		fmt.Fprintf(f.IO.ErrOut, "rdmactl: %v\n", err)
-		var h cli.Hinted
-		if errors.As(err, &h) {
-			fmt.Fprintf(f.IO.ErrOut, "hint: %s\n", h.Hint())
+		if hint := cli.HintOf(err); hint != "" {
+			fmt.Fprintf(f.IO.ErrOut, "hint: %s\n", hint)
 		}
 	}
 	if f.JSON && !wroteStdout {

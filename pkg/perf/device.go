@@ -28,7 +28,7 @@ func openDevice(v rdma.Verbs, name string) (rdma.Device, string, error) {
 			return nil, "", err
 		}
 		if len(devs) == 0 {
-			return nil, "", hinted(errors.New("no RDMA device: libibverbs lists none"), "run 'rdmactl doctor' to see why and what to do")
+			return nil, "", cli.WithHint(errors.New("no RDMA device: libibverbs lists none"), "run 'rdmactl doctor' to see why and what to do")
 		}
 		name = devs[0].Name
 	}
