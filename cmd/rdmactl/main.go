@@ -16,7 +16,7 @@ import (
 func main() {
 	f := &cli.Factory{IO: cli.System(), Version: buildVersion(),
 		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
-		Host: host.System,
+		Host: host.System, Interrupted: cli.NotifyInterrupt,
 	}
 	os.Exit(run(f, os.Args[1:]))
 }
