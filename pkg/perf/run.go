@@ -27,7 +27,7 @@ type session struct {
 	out     io.Writer // perftest's stdout; io.Discard under --json or --output
 	numOut  io.Writer // where --output's one number goes
 	errOut  io.Writer
-	dev     rdma.Device
+	dev     perfDevice
 	devName string
 	ep      rdma.PerfEndpoint
 	oob     *OOB
