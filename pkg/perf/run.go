@@ -5,6 +5,7 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
+	"github.com/rdmactl/rdmactl/pkg/oob"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -206,27 +207,21 @@ func (s *session) dialOrAcceptTCP() (net.Conn, error) {
 	addr := net.JoinHostPort(s.r.Server, strconv.Itoa(s.r.TCPPort))
 	if s.r.Server == "" {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
-		ln, err := net.Listen("tcp4", addr)
-		if err != nil {
-			return nil, fmt.Errorf("Couldn't listen to port %d: %w", s.r.TCPPort, err)
-		}
-		defer ln.Close()
-		if tl, ok := ln.(*net.TCPListener); ok && s.r.Timeout > 0 {
-			tl.SetDeadline(time.Now().Add(s.r.Timeout))
-		}
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return nil, cli.WithHint(fmt.Errorf("no client connected to TCP port %d within %v", s.r.TCPPort, s.r.Timeout),
-					"start the client with this host's address, or raise --timeout")
+		conn, err := oob.AcceptOne(context.Background(), "tcp4", addr, s.r.Timeout)
+		switch {
+		case oob.IsTimeout(err):
+			return nil, cli.WithHint(fmt.Errorf("no client connected to TCP port %d within %v", s.r.TCPPort, s.r.Timeout),
+				"start the client with this host's address, or raise --timeout")
+		case err != nil:
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Op == "listen" {
+				return nil, fmt.Errorf("Couldn't listen to port %d: %w", s.r.TCPPort, err)
 			}
 			return nil, err
 		}
 		return conn, nil
 	}
-	d := net.Dialer{Timeout: s.r.Timeout}
-	conn, err := d.Dial("tcp4", addr)
+	conn, err := oob.Dial(context.Background(), "tcp4", addr, s.r.Timeout)
 	if err != nil {
 		err = fmt.Errorf("Couldn't connect to %s:%d: %w", s.r.Server, s.r.TCPPort, err)
 		if errors.Is(err, syscall.ECONNREFUSED) {
