@@ -16,13 +16,13 @@ const network = "tcp4"
 
 // listenAccept waits up to timeout for one client on port, then stops
 // listening, as the original's sock_connect(NULL, port) does.
-func listenAccept(port int, timeout time.Duration) (net.Conn, error) {
-	return oob.AcceptOne(context.Background(), network, ":"+strconv.Itoa(port), timeout)
+func listenAccept(ctx context.Context, port int, timeout time.Duration) (net.Conn, error) {
+	return oob.AcceptOne(ctx, network, ":"+strconv.Itoa(port), timeout)
 }
 
 // dial connects to server:port within timeout.
-func dial(server string, port int, timeout time.Duration) (net.Conn, error) {
-	return oob.Dial(context.Background(), network, net.JoinHostPort(server, strconv.Itoa(port)), timeout)
+func dial(ctx context.Context, server string, port int, timeout time.Duration) (net.Conn, error) {
+	return oob.Dial(ctx, network, net.JoinHostPort(server, strconv.Itoa(port)), timeout)
 }
 
 // exchange is the original's sock_sync_data: send local, then read exactly
