@@ -58,7 +58,7 @@ errors in another, rewritten at each interval.`,
 			}
 			ctx, stop := f.Interrupted()
 			defer stop()
-			return stat.Run(ctx, *opts)
+			return stat.Run(ctx, opts)
 		},
 	}
 	fl := cmd.Flags()
