@@ -45,7 +45,7 @@ func (s *session) runWriteLat() error {
 	// ib_write_lat just exits here, without the closing handshake; an
 	// rdma_cm exchange goes with the session.
 	if s.oob.conn != nil {
-		s.oob.conn.Close()
+		s.oob.Linger(writeLatLinger)
 	}
 	return nil
 }

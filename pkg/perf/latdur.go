@@ -177,6 +177,10 @@ const (
 	lastAckGrace   = 100 * time.Millisecond
 )
 
+// writeLatLinger bounds the wait, at the end of write_lat over TCP, for the
+// peer to end its side of the connection (OOB.Linger).
+const writeLatLinger = 10 * time.Second
+
 // writeFor is write_lat for the run's time. Whichever side ends first
 // stops writing; the other, still running, answers its last write and
 // waits for that answer's completion until its own end. ib_write_lat up

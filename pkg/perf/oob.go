@@ -252,6 +252,25 @@ func (o *OOB) Close(mine Dest) error {
 	return err
 }
 
+// Linger ends a run that has no closing handshake (write_lat) without
+// cutting the peer's last write short: it half-closes this side, then
+// waits at most d for the peer to end its own, and only then closes. The
+// QP lives as long: ib_write_lat exits, closing its socket, only once its
+// last write completed, which needs this side's QP; another rdmactl
+// half-closes as this side does, so two of them part at once.
+func (o *OOB) Linger(d time.Duration) {
+	if hc, ok := o.conn.(interface{ CloseWrite() error }); ok {
+		hc.CloseWrite()
+	}
+	o.conn.SetReadDeadline(time.Now().Add(d))
+	// What a peer still sends is not read: it is not perftest's.
+	io.Copy(io.Discard, io.LimitReader(o.conn, lingerDrain))
+	o.conn.Close()
+}
+
+// lingerDrain bounds what Linger reads from a peer that keeps sending.
+const lingerDrain = 64 << 10
+
 func cString(b []byte) string {
 	for i, c := range b {
 		if c == 0 {
