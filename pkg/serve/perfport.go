@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -22,17 +24,22 @@ const openingSize = 5
 // perftest and the pingpong tools use (18515): both send first, and their
 // first bytes say which it is. Those bytes are read (the first within the
 // first-byte timeout, the rest within the step timeout) and given back
-// to the session, which reads the connection from its start.
+// to the session, which reads the connection from its start. A pingpong
+// client's whole record is read and checked before its session makes a
+// QP, as perftest's version is before the write_bw session's.
 func (cfg Config) perfPortSession(ctx context.Context, c net.Conn, slot chan struct{}) Entry {
 	test, opening, err := readClientKind(c, cfg.FirstByte, cfg.Timeout)
 	if err != nil {
 		return Entry{Error: "no perftest or pingpong client: " + err.Error(), Hint: perfPortHint}
 	}
-	c = &openedConn{Conn: c, opening: opening}
 	if test == TestPingpongRC {
-		return cfg.pingpongSession(ctx, c)
+		record, err := readRecord(c, opening, cfg.Timeout)
+		if err != nil {
+			return Entry{Test: TestPingpongRC, Error: err.Error(), Hint: pingpongHint}
+		}
+		return cfg.pingpongSession(ctx, replayConn{c, io.MultiReader(bytes.NewReader(record), c)})
 	}
-	return cfg.perfSession(ctx, c, slot)
+	return cfg.perfSession(ctx, replayConn{c, io.MultiReader(bytes.NewReader(opening), c)}, slot)
 }
 
 // readClientKind reads a client's first bytes until they say whose they
@@ -87,29 +94,4 @@ func clientKind(b []byte) (test string, decided bool) {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// openedConn gives back the opening bytes already read as the start of
-// the next read, topped up by one read of the connection: the pingpong
-// tools read a record with one read(2), which a client's one write of it
-// fills, and the opening is only the start of that write.
-type openedConn struct {
-	net.Conn
-	opening []byte
-}
-
-func (c *openedConn) Read(p []byte) (int, error) {
-	if len(c.opening) == 0 {
-		return c.Conn.Read(p)
-	}
-	n := copy(p, c.opening)
-	c.opening = c.opening[n:]
-	if len(c.opening) > 0 || n == len(p) {
-		return n, nil
-	}
-	m, err := c.Conn.Read(p[n:])
-	if m == 0 {
-		err = nil // the next read reports it
-	}
-	return n + m, err
 }

@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/pingpong"
 )
@@ -41,4 +43,22 @@ func (cfg Config) pingpongSession(ctx context.Context, c net.Conn) Entry {
 		e.Error = fmt.Sprintf("the session ran for all of serve's --timeout (%v): %s", cfg.Timeout, e.Error)
 	}
 	return e
+}
+
+// readRecord reads the rest of a pingpong client's address record, which
+// opening starts, within timeout, and checks it: the tool's client writes
+// it whole at once.
+func readRecord(c net.Conn, opening []byte, timeout time.Duration) ([]byte, error) {
+	b := make([]byte, pingpong.RecordSize)
+	n := copy(b, opening)
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(time.Time{})
+	m, err := io.ReadFull(c, b[n:])
+	if err != nil {
+		return nil, fmt.Errorf("%d of the %d bytes of its pingpong address record arrived: %w", n+m, len(b), err)
+	}
+	if _, err := pingpong.ParseRecord(b); err != nil {
+		return nil, fmt.Errorf("no pingpong address record: %w", err)
+	}
+	return b, nil
 }
