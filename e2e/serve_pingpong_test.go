@@ -98,3 +98,23 @@ func TestSingleServePingpongWithoutServe(t *testing.T) {
 	}
 	noRDMALeft(t)
 }
+
+// TestSingleServePingpongOtherItersThenSIGTERM: a client with another -n
+// passes (serve answers what it sends) but leaves serve's session waiting
+// for the default count; SIGTERM ends that session at once, logged as
+// failed with its count.
+func TestSingleServePingpongOtherItersThenSIGTERM(t *testing.T) {
+	g := gidIndexOf(t, "rxe0", "10.9.0.1")
+	s := startServe(t, 7174, 19875, "-a", "10.9.0.1", "--timeout", "5m")
+	waitTCPListen(t, perftestPort)
+	c := run(t, 2*time.Minute, "ibv_rc_pingpong", "-d", "rxe0", "-g", g, "-n", "5", "10.9.0.1")
+	if c.Code != 0 || !strings.Contains(c.Stdout, "5 iters in ") {
+		t.Errorf("ibv_rc_pingpong -n 5 against serve: exit %d\n%s%s", c.Code, c.Stdout, c.Stderr)
+	}
+	out := s.stop() // fails when serve takes more than 10s
+	if !strings.Contains(out.Stdout, " pingpong_rc 10.9.0.1 FAILED ") || !strings.Contains(out.Stdout, "server shutting down: ") ||
+		!strings.Contains(out.Stdout, "after 5 of 1000 receives and 5 sends") || !strings.Contains(out.Stdout, "-s 4096 -n 1000") {
+		t.Errorf("serve log:\n%s", out.Stdout)
+	}
+	noRDMALeft(t)
+}

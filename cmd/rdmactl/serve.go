@@ -39,9 +39,10 @@ Both perftest and ibv_rc_pingpong clients send first: a pingpong address
 record opens with four hex digits and ':', a perftest version with a digit and
 never has a ':', so the first five bytes tell them apart. The pingpong exchange
 carries no size or count, so serve answers the tool's defaults (-s 4096
--n 1000 -m 1024); a client with another -s or -n fails, and its session is
-logged as failed when --timeout ends it. Pingpong sessions run at once (each
-sleeps on completion events); the test is logged as pingpong_rc.
+-n 1000 -m 1024, RC only): a client with another -s or a larger -n fails; one
+with a smaller -n passes, and serve logs its session as failed when --timeout
+ends it. Pingpong sessions run at once (each sleeps on completion events); the
+test is logged as pingpong_rc.
 
 perftest's exchange does not name the test, so the perftest port answers
 write_bw only. It runs one session at a time: a second client waits up to

@@ -11,7 +11,7 @@ import (
 )
 
 // pingpongHint is what serve's pingpong side supports.
-const pingpongHint = "serve answers ibv_rc_pingpong clients with the tool's defaults (-s 4096 -n 1000 -m 1024) and -g of the client's RoCE v2 GID: the tool's exchange carries no size or count, so a client with other -s or -n fails (or waits) here"
+const pingpongHint = "serve answers ibv_rc_pingpong clients with the tool's defaults only, as its exchange carries no size or count: run the client with -s 4096 -n 1000 -m 1024 (the defaults) and -g of its RoCE v2 GID"
 
 // pingpongSession answers one ibv_rc_pingpong client on c as the tool's
 // server with its default options, on the device that carries the
