@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/perf"
 	"github.com/rdmactl/rdmactl/pkg/pingpong"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
@@ -281,5 +283,17 @@ func TestPerfPortSessionBadRecord(t *testing.T) {
 				t.Errorf("the device was opened %d times", n)
 			}
 		})
+	}
+}
+
+// A pingpong session's JSON line is a serve-line document.
+func TestLogPingpongLineSchema(t *testing.T) {
+	var js bytes.Buffer
+	NewLog(&js, true).Write(Entry{Time: time.Date(2026, 11, 24, 7, 40, 7, 12e6, time.UTC), Peer: "10.9.0.2", Test: TestPingpongRC, Seconds: 0.31, Error: "x", Hint: pingpongHint})
+	if err := schema.Validate("serve-line", js.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", js.String(), err)
+	}
+	if !strings.Contains(js.String(), `"test":"pingpong_rc"`) {
+		t.Errorf("JSON line %s", js.String())
 	}
 }
