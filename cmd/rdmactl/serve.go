@@ -22,14 +22,25 @@ func newCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	opts := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve [-a ADDR]",
-		Short: "Answer rping, RC demo, ib_write_bw and `rdmactl smoke` clients until stopped",
+		Short: "Answer rping, RC demo, ib_write_bw, ibv_rc_pingpong and `rdmactl smoke` clients until stopped",
 		Long: `Run one long-lived responder: rping's server side on the rdma_cm port (7174,
 many clients in a row and at once, as 'rping -s -P'), the RC demo's server side
 on the TCP port (19875; RDMA_RC_example and 'rdmactl demo' clients) and
 perftest's write_bw server side on perftest's TCP port (18515; 'ib_write_bw HOST'
-and 'rdmactl smoke --bw' clients), which is everything 'rdmactl smoke' checks
-against. The RC demo and write_bw sides open the RDMA device that carries the
-address the client reached and pick its GID as -g auto.
+and 'rdmactl smoke --bw' clients) and, on the same port, ibv_rc_pingpong's
+server side ('ibv_rc_pingpong -g N HOST', 'rdmactl pingpong rc -g auto HOST',
+'rdmactl smoke --pingpong'), which is everything 'rdmactl smoke' checks
+against. The RC demo, write_bw and pingpong sides open the RDMA device that
+carries the address the client reached and pick its GID as -g auto.
+
+Both perftest and ibv_rc_pingpong clients send first: a pingpong address
+record opens with four hex digits and ':', a perftest version with a digit and
+never has a ':', so the first five bytes tell them apart. The pingpong exchange
+carries no size or count, so serve answers the tool's defaults (-s 4096
+-n 1000 -m 1024, RC only): a client with another -s or a larger -n fails; one
+with a smaller -n passes, and serve logs its session as failed when --timeout
+ends it. Pingpong sessions run at once (each sleeps on completion events); the
+test is logged as pingpong_rc.
 
 perftest's exchange does not name the test, so the perftest port answers
 write_bw only. It runs one session at a time: a second client waits up to
@@ -41,8 +52,9 @@ it writes): raise it for long -D or -a runs. An RC demo session must fit in
 Work per client is bounded: each port runs at most --max-sessions sessions at
 once (default 64) and at most --max-per-peer (default 16) from one address; a
 client beyond them is turned away with a "busy" log line. A TCP client must
-send its first byte within --first-byte-timeout (default 5s), and the RC demo
-and perftest clients get no QP or buffer before their opening record checks.
+send its first byte within --first-byte-timeout (default 5s), and the RC demo,
+perftest and pingpong clients get no QP or buffer before their opening record
+checks.
 
 One line per client on stdout: time, test, peer, verdict, duration, and on
 failure the error and a hint; with --json one JSON document per line. SIGTERM
@@ -93,8 +105,8 @@ systemd.`,
 	fl.StringVarP(&opts.Addr, "addr", "a", "", "address to answer on (default: every address)")
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port for rping clients")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port for RC demo clients")
-	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "TCP port for perftest write_bw clients (ib_write_bw, smoke --bw)")
-	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step (and a write_bw or demo session that runs longer)")
+	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "TCP port for perftest write_bw and ibv_rc_pingpong clients (ib_write_bw, smoke --bw and --pingpong)")
+	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step (and a write_bw, pingpong or demo session that runs longer)")
 	fl.DurationVar(&opts.FirstByte, "first-byte-timeout", serve.DefaultFirstByte, "drop a TCP client whose first byte takes longer")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "sessions each port runs at once; more are turned away as busy")
 	fl.IntVar(&opts.MaxPerPeer, "max-per-peer", serve.DefaultMaxPerPeer, "sessions each port runs at once for one peer address")

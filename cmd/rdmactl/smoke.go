@@ -33,7 +33,9 @@ it (as -g auto picks), an rping-protocol ping with round-trip times, and the RC
 demo's SEND, RDMA read and RDMA write, both against 'rdmactl serve' on the peer.
 With --bw also a short perftest write_bw (64 KiB RDMA writes for 1 s) against
 serve's perftest port (18515; ib_write_bw's server answers too); it is off by
-default because it moves data.
+default because it moves data. With --pingpong also ibv_rc_pingpong's client
+with its defaults (1000 round trips of 4096 bytes, GID as -g auto, data
+validated) against the same port (an ibv_rc_pingpong server answers too).
 
 Without PEER it runs a loopback: a temporary responder on the first RoCE
 address of this host, checked as a peer.
@@ -46,6 +48,7 @@ usage errors.`,
 		Example: `  rdmactl smoke                                   # loopback on this host
   rdmactl smoke 10.9.0.2 10.9.0.3 --timeout 5s
   rdmactl smoke 10.9.0.2 --bw --json                # adds write_bw MB/s
+  rdmactl smoke 10.9.0.2 --pingpong                 # adds an ibv_rc_pingpong run
   rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
   rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,7 +98,8 @@ usage errors.`,
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port of the peers' rdmactl serve")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port of the peers' rdmactl serve")
 	fl.BoolVar(&opts.BW, "bw", false, "also run a short write_bw (64 KiB RDMA writes for 1 s) to each peer")
-	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "perftest TCP port of the peers' rdmactl serve (for --bw)")
+	fl.BoolVar(&opts.Pingpong, "pingpong", false, "also run ibv_rc_pingpong's client (1000 round trips of 4096 bytes) to each peer")
+	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "perftest TCP port of the peers' rdmactl serve (for --bw and --pingpong)")
 	return cmd
 }
 

@@ -140,8 +140,10 @@ func (r *run) run(ctx context.Context) error {
 	if o.GIDAuto {
 		// The GID is the one of the address the TCP connection uses,
 		// known once it is made: the lines print in the same order.
-		if err := r.connectTCP(ctx); err != nil {
-			return err
+		if r.conn == nil {
+			if err := r.connectTCP(ctx); err != nil {
+				return err
+			}
 		}
 		if err := r.chooseGID(); err != nil {
 			return err
@@ -634,10 +636,10 @@ func (r *run) pingpong(ctx context.Context) error {
 	}
 	rcnt, scnt := 0, 0
 	for rcnt < o.Iters || scnt < o.Iters {
-		ne, err := r.wait(wcs)
+		ne, err := r.wait(ctx, wcs)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), rcnt, o.Iters, scnt)
 			}
 			var te *timeoutError
 			if errors.As(err, &te) {
@@ -713,38 +715,58 @@ func (r *run) pingpong(ctx context.Context) error {
 	return nil
 }
 
+// waitStep is how long one wait sleeps before it looks at ctx: a
+// cancelled run (serve shutting down) ends within it.
+const waitStep = 100 * time.Millisecond
+
 // wait takes completions: spinning as the tools do, or with -e asleep on
 // the completion channel (on one CPU in raw polls, as ping sleeps there:
 // a blocking cgo call costs the scheduler several thread switches per
-// wait); either way for at most --timeout.
-func (r *run) wait(wcs []rdma.WC) (int, error) {
-	o := r.o
-	if o.Events {
+// wait); either way for at most --timeout, and until ctx ends.
+func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
+	var end time.Time
+	if w := r.o.wait(); w >= 0 {
+		end = time.Now().Add(w)
+	}
+	for {
+		step := waitStep
+		if !end.IsZero() {
+			step = min(step, time.Until(end))
+		}
+		n, err := r.waitStep(wcs, max(step, 0))
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if !end.IsZero() && !time.Now().Before(end) {
+			return 0, &timeoutError{"waiting for a completion", r.o.Timeout}
+		}
+	}
+}
+
+// waitStep waits at most d for completions; none is no error.
+func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
+	if r.o.Events {
 		var n int
 		var err error
 		if r.rawWaits {
-			n, _, err = r.raw.Await(r.cq, nil, wcs, o.wait())
+			n, _, err = r.raw.Await(r.cq, nil, wcs, d)
 		} else {
-			n, _, err = r.cq.Await(wcs, nil, o.wait())
+			n, _, err = r.cq.Await(wcs, nil, d)
 		}
 		if errors.Is(err, rdma.ErrTimeout) {
-			return 0, &timeoutError{"waiting for a completion", o.Timeout}
+			return 0, nil
 		}
 		if err != nil {
 			return 0, toolErr("Failed to get cq_event")
 		}
 		return n, nil
 	}
-	budget := o.wait()
-	if budget < 0 {
-		budget = 1<<63 - 1
-	}
-	n, _, err := pollwait.SpinPoll(budget, func() (int, error) { return r.cq.Poll(wcs) })
+	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.cq.Poll(wcs) })
 	if err != nil {
 		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
-	}
-	if n == 0 {
-		return 0, &timeoutError{"waiting for a completion", o.Timeout}
 	}
 	return n, nil
 }

@@ -19,6 +19,7 @@ import (
 //	2026-11-24T07:40:01.123Z ping 10.9.0.2 ok 0.052s
 //	2026-11-24T07:40:03.456Z demo 10.9.0.2 FAILED 2.003s: <error> (hint: <hint>)
 //	2026-11-24T07:40:05.789Z write_bw 10.9.0.2 ok 1.204s 65536 bytes x 1000: 171.32 MB/sec
+//	2026-11-24T07:40:07.012Z pingpong_rc 10.9.0.2 ok 0.310s
 //
 // or, for scripts, one JSON document per line.
 type Log struct {
@@ -98,7 +99,7 @@ func FormatEntry(e Entry) string {
 
 // Started says, on w (stderr), where the responder answers.
 func (l *Log) Started(w io.Writer, b Bound) {
-	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d, the RC demo on TCP port %d and perftest write_bw on TCP port %d\n",
+	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d, the RC demo on TCP port %d and perftest write_bw and ibv_rc_pingpong on TCP port %d\n",
 		b.Addr, b.CMPort, b.TCPPort, b.PerfPort)
 }
 

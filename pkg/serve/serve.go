@@ -1,7 +1,8 @@
 // Package serve is `rdmactl serve`: one long-running responder that
 // answers rping clients (rdma_cm, rping's server side), RC demo clients
 // (TCP, the server side of RDMA_RC_example), perftest write_bw clients
-// (ib_write_bw's server side) and therefore `rdmactl smoke`,
+// (ib_write_bw's server side) and ibv_rc_pingpong clients on the same
+// port, and therefore `rdmactl smoke`,
 // logging one line per client. It reuses the ping and demo server flows
 // in-process; what it adds is the accept loops, the log and a shutdown
 // that leaves no QP or cm_id behind.
@@ -38,6 +39,8 @@ const (
 	TestPing    = "ping"
 	TestDemo    = "demo"
 	TestWriteBW = "write_bw"
+	// TestPingpongRC is ibv_rc_pingpong, answered on the perftest port.
+	TestPingpongRC = "pingpong_rc"
 )
 
 // Config is what the responder answers on.
@@ -45,16 +48,17 @@ type Config struct {
 	// Addr is the address to answer on; empty answers on every address.
 	Addr string
 	// CMPort is the rdma_cm port for rping clients; TCPPort the RC demo's;
-	// PerfPort perftest's (write_bw clients). A TCPPort of 0 picks a free
-	// TCP port and uses the same number for rdma_cm (the temporary
-	// responder of a loopback smoke run); a PerfPort of 0 picks its own.
+	// PerfPort perftest's (write_bw and ibv_rc_pingpong clients). A
+	// TCPPort of 0 picks a free TCP port and uses the same number for
+	// rdma_cm (the temporary responder of a loopback smoke run); a
+	// PerfPort of 0 picks its own.
 	CMPort, TCPPort, PerfPort int
 	// Timeout bounds each step of a client session: an idle or vanished
-	// client releases its QP after this long. It bounds a write_bw or RC
-	// demo session as a whole too.
+	// client releases its QP after this long. It bounds a write_bw,
+	// pingpong or RC demo session as a whole too.
 	Timeout time.Duration
 	// FirstByte bounds the wait for a TCP client's first byte (RC demo,
-	// perftest), which arrives at once from a real client.
+	// perftest, pingpong), which arrives at once from a real client.
 	FirstByte time.Duration
 	// MaxSessions bounds the sessions each port runs at once, MaxPerPeer
 	// those of one peer address; a client beyond them is turned away with
@@ -176,7 +180,7 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	go func() {
 		defer accepting.Done()
 		slot := make(chan struct{}, 1)
-		cfg.accept(ctx, perfLn, TestWriteBW, func(c net.Conn) Entry { return cfg.perfSession(ctx, c, slot) })
+		cfg.accept(ctx, perfLn, TestWriteBW, func(c net.Conn) Entry { return cfg.perfPortSession(ctx, c, slot) })
 	}()
 	var runErr error
 	select {
@@ -199,7 +203,8 @@ func (cfg Config) log(e Entry) {
 const busyHint = "retry later; if this load is expected, raise serve's --max-sessions or --max-per-peer"
 
 // accept hands each client of ln to session, in its own goroutine, and
-// logs what it returns with the client's address, start and duration.
+// logs what it returns with the client's address, start and duration
+// (and test, unless the session named its own).
 // A client beyond the port's bounds is closed at once with a busy line
 // (busyLog).
 // When ctx ends it closes the connections still open, which ends their
@@ -261,7 +266,10 @@ func (cfg Config) accept(ctx context.Context, ln net.Listener, test string, sess
 			start := time.Now()
 			e := session(c)
 			drop(c)
-			e.Time, e.Peer, e.Test, e.Seconds = start, peer, test, time.Since(start).Seconds()
+			if e.Test == "" {
+				e.Test = test
+			}
+			e.Time, e.Peer, e.Seconds = start, peer, time.Since(start).Seconds()
 			if ctx.Err() != nil && !e.OK {
 				e.Error = "server shutting down: " + e.Error
 			}

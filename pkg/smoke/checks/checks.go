@@ -36,6 +36,8 @@ type Config struct {
 	// answers write_bw; BW adds the write_bw check.
 	PerfPort int
 	BW       bool
+	// Pingpong adds the pingpong check (ibv_rc_pingpong on PerfPort).
+	Pingpong bool
 	Count    int // pings per peer
 	System   System
 	RDMA     rdma.Stack
@@ -68,8 +70,8 @@ func Local(gather func() *doctor.Facts) []smoke.Check {
 	return out
 }
 
-// PerPeer returns the route, ping and demo checks, and with cfg.BW the
-// write_bw check. The route check gates
+// PerPeer returns the route, ping and demo checks, with cfg.BW the
+// write_bw check and with cfg.Pingpong the pingpong check. The route check gates
 // the others: without a RoCE port toward the peer they cannot run. Ping
 // and demo run both even when one fails: they use different transports
 // (rdma_cm, TCP) and so tell different stories.
@@ -107,6 +109,11 @@ func PerPeer(cfg Config) []smoke.Check {
 	if cfg.BW {
 		checks = append(checks, smoke.Check{Name: CheckWriteBW, Run: func(ctx context.Context, peer string) smoke.Result {
 			return cfg.writeBW(ctx, routeOf(peer))
+		}})
+	}
+	if cfg.Pingpong {
+		checks = append(checks, smoke.Check{Name: CheckPingpong, Run: func(ctx context.Context, peer string) smoke.Result {
+			return cfg.pingpong(ctx, routeOf(peer))
 		}})
 	}
 	return checks

@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/pingpong"
+)
+
+// pingpongHint is what serve's pingpong side supports.
+const pingpongHint = "serve answers ibv_rc_pingpong clients with the tool's defaults only, as its exchange carries no size or count: run the client with -s 4096 -n 1000 -m 1024 (the defaults) and -g of its RoCE v2 GID"
+
+// pingpongSession answers one ibv_rc_pingpong client on c as the tool's
+// server with its default options, on the device that carries the
+// address the client reached, its GID chosen as -g auto. It sleeps on
+// completion events (a responder must not spin a CPU per client) and,
+// like the other sessions, ends within the step timeout as a whole.
+func (cfg Config) pingpongSession(ctx context.Context, c net.Conn) Entry {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	o := &pingpong.Options{
+		Verbs: cfg.RDMA, Kind: pingpong.RC, Size: pingpong.RC.DefaultSize(), MTU: pingpong.DefaultMTU,
+		RxDepth: pingpong.DefaultRxDepth, Iters: pingpong.DefaultIters, GIDIndex: -1, GIDAuto: true,
+		Events: true, Timeout: cfg.Timeout,
+	}
+	o.Device, o.IBPort = cfg.deviceFor(c)
+	doc := pingpong.Answer(ctx, o, sessionConn{bound(c, cfg.Timeout)})
+	e := Entry{Test: TestPingpongRC, OK: doc.OK}
+	if doc.OK {
+		return e
+	}
+	e.Error, e.Hint = "failed", pingpongHint
+	if doc.Error != nil {
+		e.Error = doc.Error.Message
+		if doc.Error.Hint != "" {
+			e.Hint = doc.Error.Hint
+		}
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		e.Error = fmt.Sprintf("the session ran for all of serve's --timeout (%v): %s", cfg.Timeout, e.Error)
+	}
+	return e
+}
+
+// readRecord reads the rest of a pingpong client's address record, which
+// opening starts, within timeout, and checks it: the tool's client writes
+// it whole at once.
+func readRecord(c net.Conn, opening []byte, timeout time.Duration) ([]byte, error) {
+	b := make([]byte, pingpong.RecordSize)
+	n := copy(b, opening)
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(time.Time{})
+	m, err := io.ReadFull(c, b[n:])
+	if err != nil {
+		return nil, fmt.Errorf("%d of the %d bytes of its pingpong address record arrived: %w", n+m, len(b), err)
+	}
+	if _, err := pingpong.ParseRecord(b); err != nil {
+		return nil, fmt.Errorf("no pingpong address record: %w", err)
+	}
+	return b, nil
+}
