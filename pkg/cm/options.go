@@ -40,6 +40,9 @@ type Options struct {
 	Retries     int    // cmtime -r
 	TimeoutMs   int    // cmtime -t
 	Timeout     time.Duration
+	// Stop, when it closes, ends the run's waits: a responder answering
+	// one client (Request.Answer) shuts down.
+	Stop        <-chan struct{}
 	JSON        bool
 	Out, ErrOut io.Writer
 	CM          rdma.CM
