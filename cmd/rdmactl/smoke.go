@@ -35,7 +35,9 @@ it (as -g auto picks), an rping-protocol ping with round-trip times, and the RC
 demo's SEND, RDMA read and RDMA write, both against 'rdmactl serve' on the peer.
 With --bw also a short perftest write_bw (64 KiB RDMA writes for 1 s) against
 serve's perftest port (18515; ib_write_bw's server answers too); it is off by
-default because it moves data.
+default because it moves data. With --cm also ucmatose's RC exchange (10 messages of 100 bytes
+each way) and udaddy's UD one against serve's --tools-port (7471) and --ud-port
+(7174, the UDP port space).
 
 Without PEER it runs a loopback: a temporary responder on the first RoCE
 address of this host, checked as a peer.
@@ -48,6 +50,7 @@ usage errors.`,
 		Example: `  rdmactl smoke                                   # loopback on this host
   rdmactl smoke 10.9.0.2 10.9.0.3 --timeout 5s
   rdmactl smoke 10.9.0.2 --bw --json                # adds write_bw MB/s
+  rdmactl smoke 10.9.0.2 --cm                       # adds the cm_rc and cm_ud checks
   rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
   rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,6 +78,9 @@ usage errors.`,
 			if err := validPort("--perf-port", opts.PerfPort); err != nil {
 				return err
 			}
+			if err := validCMPorts(opts.ToolsPort, opts.UDPort); err != nil {
+				return err
+			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
 			opts.Counters = counterSource(f)
@@ -97,6 +103,9 @@ usage errors.`,
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port of the peers' rdmactl serve")
 	fl.BoolVar(&opts.BW, "bw", false, "also run a short write_bw (64 KiB RDMA writes for 1 s) to each peer")
 	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "perftest TCP port of the peers' rdmactl serve (for --bw)")
+	fl.BoolVar(&opts.CM, "cm", false, "also run ucmatose (RC) and udaddy (UD) exchanges with each peer's serve")
+	fl.IntVar(&opts.ToolsPort, "tools-port", serve.DefaultToolsPort, "rdma_cm port of the peers' serve for ucmatose (for --cm)")
+	fl.IntVar(&opts.UDPort, "ud-port", serve.DefaultUDPort, "rdma_cm UDP port space port of the peers' serve for udaddy (for --cm)")
 	return cmd
 }
 
@@ -104,4 +113,11 @@ func smokeRun(opts *SmokeOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	return checks.Run(ctx, opts.Options, opts.IO.Out)
+}
+
+func validCMPorts(tools, ud int) error {
+	if err := validPort("--tools-port", tools); err != nil {
+		return err
+	}
+	return validPort("--ud-port", ud)
 }

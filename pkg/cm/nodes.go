@@ -755,6 +755,9 @@ func (t *nodeTest) udServer() int {
 }
 
 func (t *nodeTest) port() string {
+	if t.ud && t.o.UDPort != "" {
+		return t.o.UDPort
+	}
 	if t.ud {
 		return "7174"
 	}

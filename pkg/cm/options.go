@@ -22,7 +22,10 @@ type Options struct {
 	// Bind is -b: the local address to bind.
 	Bind string
 	// Port is -p where it is a port number (ucmatose, rdma_*, cmtime).
-	Port        string
+	Port string
+	// UDPort is udaddy's port, which the C tool fixes at 7174 (empty);
+	// `rdmactl smoke` points it at a serve's --ud-port.
+	UDPort      string
 	Connections int
 	Count       int // -C
 	Size        int // -S

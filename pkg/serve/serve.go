@@ -1,7 +1,8 @@
 // Package serve is `rdmactl serve`: one long-running responder that
 // answers rping clients (rdma_cm, rping's server side), RC demo clients
 // (TCP, the server side of RDMA_RC_example), perftest write_bw clients
-// (ib_write_bw's server side) and therefore `rdmactl smoke`,
+// (ib_write_bw's server side), the udaddy, ucmatose and rdma_client
+// clients (pkg/cm's server sides) and therefore `rdmactl smoke`,
 // logging one line per client. It reuses the ping and demo server flows
 // in-process; what it adds is the accept loops, the log and a shutdown
 // that leaves no QP or cm_id behind.
@@ -49,6 +50,10 @@ type Config struct {
 	// TCP port and uses the same number for rdma_cm (the temporary
 	// responder of a loopback smoke run); a PerfPort of 0 picks its own.
 	CMPort, TCPPort, PerfPort int
+	// ToolsPort is the rdma_cm port (TCP port space) for ucmatose and
+	// rdma_client clients, UDPort the one (UDP port space) for udaddy
+	// clients; 0 answers none there.
+	ToolsPort, UDPort int
 	// Timeout bounds each step of a client session: an idle or vanished
 	// client releases its QP after this long. It bounds a write_bw or RC
 	// demo session as a whole too.
@@ -96,6 +101,8 @@ type Bound struct {
 	CMPort   int
 	TCPPort  int
 	PerfPort int
+	// ToolsPort and UDPort are 0 when not answered.
+	ToolsPort, UDPort int
 }
 
 // Run answers clients until ctx ends, then stops listening, ends the
@@ -129,6 +136,13 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		return fmt.Errorf("perftest write_bw listener: %w", err)
 	}
 	b.PerfPort = perfLn.Addr().(*net.TCPAddr).Port
+	tools, err := cfg.listenTools()
+	if err != nil {
+		ln.Close()
+		perfLn.Close()
+		return err
+	}
+	b.ToolsPort, b.UDPort = cfg.ToolsPort, cfg.UDPort
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -158,6 +172,7 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	case err := <-pingErr:
 		ln.Close()
 		perfLn.Close()
+		tools.close()
 		if err == nil {
 			err = errors.New("rping listener stopped")
 		}
@@ -168,7 +183,11 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	}
 
 	var accepting sync.WaitGroup
-	accepting.Add(2)
+	accepting.Add(3)
+	go func() {
+		defer accepting.Done()
+		cfg.answerTools(ctx, tools)
+	}()
 	go func() {
 		defer accepting.Done()
 		cfg.accept(ctx, ln, TestDemo, cfg.demoSession)
