@@ -136,13 +136,6 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		return fmt.Errorf("perftest write_bw listener: %w", err)
 	}
 	b.PerfPort = perfLn.Addr().(*net.TCPAddr).Port
-	tools, err := cfg.listenTools()
-	if err != nil {
-		ln.Close()
-		perfLn.Close()
-		return err
-	}
-	b.ToolsPort, b.UDPort = cfg.ToolsPort, cfg.UDPort
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -172,12 +165,22 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 	case err := <-pingErr:
 		ln.Close()
 		perfLn.Close()
-		tools.close()
 		if err == nil {
 			err = errors.New("rping listener stopped")
 		}
 		return err
 	}
+	// After rping's: a test that waits for rping's port (7174) in the
+	// kernel's cm_id table must not find udaddy's, in the UDP port space.
+	tools, err := cfg.listenTools()
+	if err != nil {
+		cancel()
+		<-pingErr
+		ln.Close()
+		perfLn.Close()
+		return err
+	}
+	b.ToolsPort, b.UDPort = cfg.ToolsPort, cfg.UDPort
 	if ready != nil {
 		ready(b)
 	}
