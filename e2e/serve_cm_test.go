@@ -116,3 +116,34 @@ func TestSingleSmokeCMWithoutServe(t *testing.T) {
 		t.Errorf("cm rows: %v (%+v)", seen, doc.Peers[0].Checks)
 	}
 }
+
+// TestSingleServeCMStopsDuringASession: SIGTERM ends serve promptly while
+// a real ucmatose client that waits for more messages than serve sends
+// (-C 1000) holds a session; the line says why, and serve leaves no QP
+// or cm_id of its own.
+func TestSingleServeCMStopsDuringASession(t *testing.T) {
+	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
+	waitListening(t, 7471)
+	client := start(t, 3*time.Minute, "ucmatose", "-s", "10.9.0.1", "-C", "1000")
+	waitConnectedQP(t)
+	out := stopWithin(t, s.background, 10*time.Second)
+	if !strings.Contains(out.Stdout, " ucmatose 10.9.0.1 FAILED ") || !strings.Contains(out.Stdout, "server shutting down") {
+		t.Errorf("serve's log does not say the ucmatose session was cut by the stop:\n%s", out.Stdout)
+	}
+	// The C client polls for its 1000 messages without end.
+	_ = client.cmd.Process.Kill()
+	_ = client.cmd.Wait()
+	client.collected = true
+	noRDMALeft(t)
+}
+
+// TestSingleSmokeCMLoopback: smoke --cm without PEER starts its temporary
+// responder's udaddy and ucmatose listeners too, and both rows pass.
+func TestSingleSmokeCMLoopback(t *testing.T) {
+	r := run(t, time.Minute, rdmactl, "smoke", "--cm", "--json")
+	checks := smokeChecks(t, r)
+	if r.Code != 0 || !checks["cm_rc"].OK || !checks["cm_ud"].OK {
+		t.Errorf("loopback smoke --cm: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	noRDMALeft(t)
+}
