@@ -196,8 +196,12 @@ func (r *Request) Answer(timeout time.Duration, stop <-chan struct{}) Result {
 		return Result{OK: true, Messages: messages}
 	}
 	res := Result{Error: fail.message(), Hint: fail.hint(name, "")}
-	if fail.Call == errStopped {
+	switch {
+	case fail.Call == errStopped:
 		res.Hint = ""
+	case fail.Timeout != 0 && r.Tool != "rdma_client":
+		res.Hint = fmt.Sprintf("the client stopped answering within the timeout: is it still running, and with %s's default message count and size (-C %d -S %d), the only ones answered here?",
+			r.Tool, DefaultCount, DefaultSize)
 	}
 	if res.Error == "" {
 		line, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n")

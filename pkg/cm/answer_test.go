@@ -154,3 +154,29 @@ func TestListenOnAnAddressOfNoDevice(t *testing.T) {
 		t.Fatal("listening on an address no device has worked")
 	}
 }
+
+// A ucmatose client that expects more messages than the defaults stalls
+// the exchange: the answer times out with a hint naming the defaults.
+func TestAnswerOfAClientWithOtherCounts(t *testing.T) {
+	f, _, _ := newFabric()
+	l, err := Listen(f, "", 7471, rdma.PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	done := make(chan result, 1)
+	go func() {
+		done <- run(options(f, "ucmatose", func(o *Options) { o.Server, o.Count, o.Timeout = "10.9.0.1", 20, time.Second }))
+	}()
+	var req *Request
+	for req == nil {
+		if req, err = l.Next(time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := req.Answer(300*time.Millisecond, nil)
+	<-done
+	if res.OK || !strings.Contains(res.Error, "timed out") || !strings.Contains(res.Hint, "-C 10 -S 100") {
+		t.Errorf("answer %+v", res)
+	}
+}
