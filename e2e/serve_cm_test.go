@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -146,4 +147,45 @@ func TestSingleSmokeCMLoopback(t *testing.T) {
 		t.Errorf("loopback smoke --cm: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	noRDMALeft(t)
+}
+
+// TestTwoHostsServeCM: serve on B answers the real udaddy, ucmatose and
+// rdma_client on A and smoke --cm from A, across two kernels; one line
+// each in B's log, and B holds no QP or cm_id after SIGTERM.
+func TestTwoHostsServeCM(t *testing.T) {
+	pidFile := "/tmp/rdmactl-serve-cm.pid"
+	remoteServe := fmt.Sprintf("%s serve -a 10.9.1.2 & echo $! >%s; wait $!", rdmactl, pidFile)
+	if r := run(t, time.Minute, labRemote, "--bg", "servecm", remoteServe); r.Code != 0 {
+		t.Fatalf("cannot start serve on B: %+v", r)
+	}
+	waitRemote := `for i in $(seq 300); do rdma res show cm_id | grep LISTEN | grep 'ps UDP' | grep -q ':7174 ' && rdma res show cm_id | grep LISTEN | grep -q ':7471 ' && exit 0; sleep 0.1; done; exit 1`
+	if r := remote(t, time.Minute, waitRemote); r.Code != 0 {
+		t.Fatalf("serve on B does not listen for the rdma_cm tools: %+v", r)
+	}
+	for _, c := range []struct{ tool, want string }{
+		{"udaddy", "data transfers complete\n"},
+		{"ucmatose", "data transfers complete\n"},
+		{"rdma_client", "rdma_client: end 0\n"},
+	} {
+		if r := run(t, 2*time.Minute, c.tool, "-s", "10.9.1.2"); r.Code != 0 || !strings.Contains(r.Stdout, c.want) {
+			t.Errorf("%s -s 10.9.1.2 against B's serve: exit %d\n%s%s", c.tool, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	r := run(t, 2*time.Minute, rdmactl, "smoke", "10.9.1.2", "--cm", "--json")
+	checks := smokeChecks(t, r)
+	if r.Code != 0 || !checks["cm_rc"].OK || !checks["cm_ud"].OK {
+		t.Errorf("smoke --cm A -> B: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+
+	if r := remote(t, time.Minute, "kill -TERM $(cat "+pidFile+")"); r.Code != 0 {
+		t.Fatalf("cannot stop serve on B: %+v", r)
+	}
+	stopped := run(t, 2*time.Minute, labRemote, "--wait", "servecm", "60")
+	n := logLines(stopped.Stdout)
+	if stopped.Code != 0 || n["udaddy ok"] != 2 || n["ucmatose ok"] != 2 || n["rdma_client ok"] != 1 {
+		t.Errorf("serve on B: exit %d, log:\n%s%s", stopped.Code, stopped.Stdout, stopped.Stderr)
+	}
+	if r := remote(t, time.Minute, "rdma res show qp | grep -v 'type GSI'; rdma res show cm_id"); strings.TrimSpace(r.Stdout) != "" {
+		t.Errorf("serve on B left RDMA resources:\n%s", r.Stdout)
+	}
 }
