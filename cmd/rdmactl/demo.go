@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,6 @@ import (
 
 // DemoOptions is what `rdmactl demo` runs with.
 type DemoOptions struct {
-	IO *cli.IOStreams
 	demo.Options
 }
 
@@ -46,7 +46,8 @@ On RoCE (link layer Ethernet) the QPs address each other by GID: give -g N, or
 			if err != nil {
 				return err
 			}
-			opts := &DemoOptions{IO: f.IO, Options: demo.Options{
+			opts := &DemoOptions{Options: demo.Options{
+				IO:           f.IO,
 				RDMA:         f.RDMA(),
 				Device:       v.GetString(cli.KeyDevice),
 				DeviceSource: f.ValueSource(cmd, cli.KeyDevice),
@@ -115,5 +116,5 @@ func parseGIDIndex(s string, o *demo.Options) error {
 }
 
 func runDemo(opts *DemoOptions) error {
-	return demo.Run(opts.Options, opts.IO.Out, opts.IO.ErrOut)
+	return demo.Run(context.Background(), &opts.Options)
 }

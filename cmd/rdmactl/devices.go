@@ -20,7 +20,7 @@ func newCmdDevices(f *cli.Factory, runF func(*devinfo.DevicesOptions) error) *co
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.RunDevices(*opts)
+			return devinfo.RunDevices(opts)
 		},
 	}
 }

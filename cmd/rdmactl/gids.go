@@ -46,7 +46,7 @@ With --ip, print only the index of the GID that carries ADDR: the GID index
 			if runF != nil {
 				return runF(opts)
 			}
-			return gids.Run(*opts)
+			return gids.Run(opts)
 		},
 	}
 	cli.ReadsConfig(cmd, map[string]string{cli.KeyDevice: "ib-dev", cli.KeyIBPort: "ib-port"})

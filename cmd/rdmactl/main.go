@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +16,7 @@ import (
 func main() {
 	f := &cli.Factory{IO: cli.System(), Version: buildVersion(),
 		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
-		Host: host.System,
+		Host: host.System, Interrupted: cli.NotifyInterrupt,
 	}
 	os.Exit(run(f, os.Args[1:]))
 }
@@ -46,9 +45,8 @@ func reportError(f *cli.Factory, err error, wroteStdout bool) {
 	}
 	if !cli.IsSilent(err) {
 		fmt.Fprintf(f.IO.ErrOut, "rdmactl: %v\n", err)
-		var h cli.Hinted
-		if errors.As(err, &h) {
-			fmt.Fprintf(f.IO.ErrOut, "hint: %s\n", h.Hint())
+		if hint := cli.HintOf(err); hint != "" {
+			fmt.Fprintf(f.IO.ErrOut, "hint: %s\n", hint)
 		}
 	}
 	if f.JSON && !wroteStdout {

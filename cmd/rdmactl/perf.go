@@ -162,11 +162,10 @@ func runPerf(opts *PerfOptions) error {
 	if errors.As(err, &usage) {
 		return cli.Usagef("%v", usage.Err)
 	}
-	var h *perf.HintedError
-	if errors.As(err, &h) {
+	if hint := cli.HintOf(err); hint != "" {
 		// main prints it ("rdmactl: …" and "hint: …") and, with --json,
 		// puts both in the error document.
-		return cli.WithHint(cli.Failf("%v", err), h.Hint)
+		return cli.WithHint(cli.Failf("%v", err), hint)
 	}
 	return err
 }

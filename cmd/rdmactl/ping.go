@@ -62,6 +62,7 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 				opts.CM = f.RDMA()
 			}
 			opts.Counters = counterSource(f)
+			opts.Interrupted = f.Interrupted
 			if runF != nil {
 				return runF(opts)
 			}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,8 +12,9 @@ import (
 
 // ServeOptions is what `rdmactl serve` runs with.
 type ServeOptions struct {
-	IO   *cli.IOStreams
-	JSON bool
+	IO          *cli.IOStreams
+	JSON        bool
+	Interrupted func() (context.Context, context.CancelFunc)
 	serve.Config
 }
 
@@ -102,6 +100,7 @@ systemd.`,
 				return cli.Usagef("invalid --max-per-peer %d: must be 1 or more", opts.MaxPerPeer)
 			}
 			opts.RDMA = f.RDMA()
+			opts.Interrupted = f.Interrupted
 			opts.Devices = serve.SysfsDevices
 			if runF != nil {
 				return runF(opts)
@@ -131,7 +130,7 @@ func validPort(flag string, p int) error {
 }
 
 func serveRun(opts *ServeOptions) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := opts.Interrupted()
 	defer stop()
 	log := serve.NewLog(opts.IO.Out, opts.JSON)
 	opts.Log = log.Write

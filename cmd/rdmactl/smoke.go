@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"net/netip"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +16,8 @@ import (
 
 // SmokeOptions is what `rdmactl smoke` runs with.
 type SmokeOptions struct {
-	IO *cli.IOStreams
+	IO          *cli.IOStreams
+	Interrupted func() (context.Context, context.CancelFunc)
 	checks.Options
 }
 
@@ -83,6 +81,7 @@ usage errors.`,
 			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
+			opts.Interrupted = f.Interrupted
 			opts.Counters = counterSource(f)
 			h, verbs := f.Host(), f.RDMA()
 			opts.Gather = func() *doctor.Facts { return doctor.Gather(h, verbs, netip.Addr{}) }
@@ -110,7 +109,7 @@ usage errors.`,
 }
 
 func smokeRun(opts *SmokeOptions) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := opts.Interrupted()
 	defer stop()
 	return checks.Run(ctx, opts.Options, opts.IO.Out)
 }

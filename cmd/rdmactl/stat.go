@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,9 +56,9 @@ errors in another, rewritten at each interval.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+			ctx, stop := f.Interrupted()
 			defer stop()
-			return stat.Run(ctx, *opts)
+			return stat.Run(ctx, opts)
 		},
 	}
 	fl := cmd.Flags()

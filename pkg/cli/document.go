@@ -154,12 +154,16 @@ type ErrorBody struct {
 // ErrorOf describes err as an item's error member: its message and, if it
 // has one, its hint.
 func ErrorOf(err error) *ErrorBody {
-	body := &ErrorBody{Message: err.Error()}
+	return &ErrorBody{Message: err.Error(), Hint: HintOf(err)}
+}
+
+// HintOf is the hint err or an error it wraps carries, or "".
+func HintOf(err error) string {
 	var h Hinted
 	if errors.As(err, &h) {
-		body.Hint = h.Hint()
+		return h.Hint()
 	}
-	return body
+	return ""
 }
 
 // ErrorDocument is what a command prints on stdout in JSON mode when it

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -27,6 +31,11 @@ type Factory struct {
 	// Host returns the machine (netlink, sysfs, modules) for rxe and
 	// doctor; cmd/rdmactl wires host.System, tests a fake.
 	Host func() host.Host
+	// Interrupted returns a context that SIGINT or SIGTERM cancels, for the
+	// commands that end cleanly on them (serve, smoke, stat, ping with
+	// --stats or --json); the others keep the signals' default effect, as
+	// the C tools do. Tests give a context they cancel themselves.
+	Interrupted func() (context.Context, context.CancelFunc)
 
 	config *viper.Viper
 }
@@ -81,4 +90,9 @@ func (f *Factory) BindFlags(flags *pflag.FlagSet, keyToFlag map[string]string) (
 		}
 	}
 	return v, nil
+}
+
+// NotifyInterrupt is the Factory's Interrupted outside tests.
+func NotifyInterrupt() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

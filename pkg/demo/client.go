@@ -17,7 +17,7 @@ import (
 // lines, bounded by the timeout.
 func (r *runner) dialServer() bool {
 	var err error
-	r.conn, err = dial(r.opts.Server, r.opts.TCPPort, r.opts.timeout())
+	r.conn, err = dial(r.ctx, r.opts.Server, r.opts.TCPPort, r.opts.timeout())
 	if err == nil {
 		return true
 	}

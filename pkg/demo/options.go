@@ -3,6 +3,7 @@ package demo
 import (
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -45,6 +46,8 @@ const (
 // Options are the demo's settings. Without GRH (and without GIDAuto) no
 // GID is used, as the original's default gid_idx of -1.
 type Options struct {
+	// IO is where Run prints (Probe and ServeConn print nowhere).
+	IO *cli.IOStreams
 	// RDMA is the verbs the demo runs on (the factory's rdma.Stack, or a
 	// fake in tests).
 	RDMA rdma.Verbs

@@ -1,10 +1,13 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/oob"
 )
 
 // The original only speaks IPv4 (getaddrinfo with AF_INET), so a C peer
@@ -13,23 +16,13 @@ const network = "tcp4"
 
 // listenAccept waits up to timeout for one client on port, then stops
 // listening, as the original's sock_connect(NULL, port) does.
-func listenAccept(port int, timeout time.Duration) (net.Conn, error) {
-	ln, err := net.Listen(network, ":"+strconv.Itoa(port))
-	if err != nil {
-		return nil, err
-	}
-	defer ln.Close()
-	if tl, ok := ln.(*net.TCPListener); ok {
-		if err := tl.SetDeadline(time.Now().Add(timeout)); err != nil {
-			return nil, err
-		}
-	}
-	return ln.Accept()
+func listenAccept(ctx context.Context, port int, timeout time.Duration) (net.Conn, error) {
+	return oob.AcceptOne(ctx, network, ":"+strconv.Itoa(port), timeout)
 }
 
 // dial connects to server:port within timeout.
-func dial(server string, port int, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout(network, net.JoinHostPort(server, strconv.Itoa(port)), timeout)
+func dial(ctx context.Context, server string, port int, timeout time.Duration) (net.Conn, error) {
+	return oob.Dial(ctx, network, net.JoinHostPort(server, strconv.Itoa(port)), timeout)
 }
 
 // exchange is the original's sock_sync_data: send local, then read exactly

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +14,16 @@ import (
 )
 
 // Run performs the demo over opts.RDMA, printing as the original does on
-// stdout and stderr (or only a JSON summary on stdout with opts.JSON). It
-// returns nil on "test result is 0", a silent exit-1 error on "test result
-// is 1", and a one-line error when it refuses to start.
-func Run(opts Options, stdout, stderr io.Writer) error {
-	if err := preflight(opts); err != nil {
+// opts.IO's stdout and stderr (or only a JSON summary on stdout with
+// opts.JSON). It returns nil on "test result is 0", a silent exit-1 error
+// on "test result is 1", and a one-line error when it refuses to start.
+// ctx ending stops the wait for the peer's TCP connection.
+func Run(ctx context.Context, opts *Options) error {
+	if err := preflight(*opts); err != nil {
 		return err
 	}
-	r := &runner{opts: opts, out: stdout, errOut: stderr, start: time.Now()}
+	stdout, stderr := opts.IO.Out, opts.IO.ErrOut
+	r := &runner{ctx: ctx, opts: *opts, out: stdout, errOut: stderr, start: time.Now()}
 	if opts.JSON {
 		r.out = io.Discard
 	}
@@ -52,7 +55,7 @@ func Probe(opts Options) (Summary, error) {
 	if err := preflight(opts); err != nil {
 		return Summary{Role: "client", Server: opts.Server, Device: opts.Device, Error: cli.ErrorOf(err)}, nil
 	}
-	r := &runner{opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now()}
+	r := &runner{ctx: context.Background(), opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now()}
 	rc, _ := r.runCounted()
 	r.conclude(rc)
 	return r.sum, r.dialErr
@@ -71,6 +74,7 @@ func (r *runner) runCounted() (int, []counters.Rise) {
 // runner is one run of the demo, either role. The steps both roles share
 // are in connect.go, the role-specific ones in server.go and client.go.
 type runner struct {
+	ctx         context.Context
 	opts        Options
 	out, errOut io.Writer
 	start       time.Time

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -103,7 +104,8 @@ func (l *lab) run(opts Options) side {
 		opts.Timeout = 10 * time.Second
 	}
 	opts.RDMA = l.fab
-	err := Run(opts, &out, &errOut)
+	opts.IO = cli.Test(nil, &out, &errOut)
+	err := Run(context.Background(), &opts)
 	return side{out.String(), errOut.String(), err}
 }
 
@@ -507,7 +509,8 @@ func TestRunNoDevice(t *testing.T) {
 		o := opts("rxe0", 1)
 		o.RDMA, o.TCPPort = v, freePort(t)
 		var out, errOut bytes.Buffer
-		err := Run(o, &out, &errOut)
+		o.IO = cli.Test(nil, &out, &errOut)
+		err := Run(context.Background(), &o)
 		if exitCode(err) != cli.ExitFailed || out.Len() != 0 || errOut.Len() != 0 ||
 			!strings.Contains(err.Error(), "rdmactl doctor") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err %v, out %q, errOut %q", name, err, out.String(), errOut.String())
@@ -616,7 +619,8 @@ func TestRunDeviceWithoutVerbs(t *testing.T) {
 	done := make(chan side)
 	go func() {
 		var out, errOut bytes.Buffer
-		err := Run(o, &out, &errOut)
+		o.IO = cli.Test(nil, &out, &errOut)
+		err := Run(context.Background(), &o)
 		done <- side{out.String(), errOut.String(), err}
 	}()
 	waitListening(t, o.TCPPort)

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,7 @@ import (
 // nothing within firstByte, or no record, never gets a QP or a buffer.
 func ServeConn(opts Options, conn net.Conn, firstByte time.Duration) Summary {
 	opts.Server = ""
-	r := &runner{opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now(), conn: conn}
+	r := &runner{ctx: context.Background(), opts: opts, out: io.Discard, errOut: io.Discard, start: time.Now(), conn: conn}
 	rec, err := readFirstRecord(conn, firstByte, opts.timeout())
 	if err == nil {
 		err = rec.Check()

@@ -10,7 +10,7 @@ import "github.com/rdmactl/rdmactl/pkg/rdma"
 func (r *runner) acceptClient() bool {
 	r.printf("waiting on port %d for TCP connection\n", r.opts.TCPPort)
 	var err error
-	r.conn, err = listenAccept(r.opts.TCPPort, r.opts.timeout())
+	r.conn, err = listenAccept(r.ctx, r.opts.TCPPort, r.opts.timeout())
 	if err != nil {
 		r.fail("server accept: %s", rdma.Perror(err))
 		r.fail("accept() failed")

@@ -18,7 +18,7 @@ type DevicesOptions struct {
 
 // RunDevices is `rdmactl devices`: ibv_devices' table, or the same list
 // as JSON.
-func RunDevices(opts DevicesOptions) error {
+func RunDevices(opts *DevicesOptions) error {
 	src, out, errOut := opts.Source, opts.IO.Out, opts.IO.ErrOut
 	list, err := src.DeviceList()
 	if err != nil {

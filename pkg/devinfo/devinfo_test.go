@@ -47,12 +47,12 @@ var caseOptions = map[string]devinfo.Options{
 // run and runDevices call the commands with a source and two streams.
 func run(src devinfo.Source, opts devinfo.Options, out, errOut io.Writer) error {
 	opts.Source, opts.IO = src, cli.Test(nil, out, errOut)
-	return devinfo.Run(opts)
+	return devinfo.Run(&opts)
 }
 
 func runDevices(src devinfo.Source, opts devinfo.DevicesOptions, out, errOut io.Writer) error {
 	opts.Source, opts.IO = src, cli.Test(nil, out, errOut)
-	return devinfo.RunDevices(opts)
+	return devinfo.RunDevices(&opts)
 }
 
 func labSource(t *testing.T) *devinfotest.Source {

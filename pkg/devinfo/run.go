@@ -40,15 +40,15 @@ Options:
 // writes, to the same streams, and ends with its exit status. With JSON it
 // writes the same data as one JSON document and fails with rdmactl's own
 // one-line errors and exit codes instead.
-func Run(opts Options) error {
+func Run(opts *Options) error {
 	src, out, errOut := opts.Source, opts.IO.Out, opts.IO.ErrOut
 	if opts.JSON {
-		return runJSON(src, opts, out)
+		return runJSON(src, *opts, out)
 	}
 	// stdout is a file or pipe in every comparison with the C tool, so
 	// libc holds it back until exit while stderr goes out at once.
 	var buf bytes.Buffer
-	status := runText(src, opts, &buf, errOut)
+	status := runText(src, *opts, &buf, errOut)
 	if _, err := out.Write(buf.Bytes()); err != nil {
 		return cli.Failf("writing output: %v", err)
 	}

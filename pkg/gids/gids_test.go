@@ -22,7 +22,7 @@ import (
 // run calls the command with a source and streams.
 func run(src devinfo.Source, opts gids.Options, ios *cli.IOStreams) error {
 	opts.Source, opts.IO = src, ios
-	return gids.Run(opts)
+	return gids.Run(&opts)
 }
 
 func labSource(t *testing.T) *devinfotest.Source {

@@ -3,6 +3,7 @@ package perf
 import (
 	"fmt"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -25,7 +26,7 @@ func (s *session) runRDMABW() error {
 			return s.peerErr(err)
 		}
 		if err := rep.Check(); err != nil {
-			return hinted(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
+			return cli.WithHint(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
 		}
 		s.printBW(rep)
 		s.result.addBW(rep)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -23,7 +24,7 @@ func (s *session) connectCM(v rdma.Verbs) error {
 	if s.r.Server == "" {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
 		if s.cmCtl, err = acceptCMControl(cm, s.cmPort, s.r.QPs, s.r.Timeout); err != nil {
-			return hinted(fmt.Errorf("rdma_cm control connection on port %d: %w", s.cmPort, err),
+			return cli.WithHint(fmt.Errorf("rdma_cm control connection on port %d: %w", s.cmPort, err),
 				"start the client with -R and this host's IPv4 address on the RDMA interface, or raise --timeout")
 		}
 	} else {
@@ -39,7 +40,7 @@ func (s *session) connectCM(v rdma.Verbs) error {
 			err = fmt.Errorf("rdma_cm control connection to %v: %w", s.cmServer, err)
 			var ce *cmEventError
 			if errors.As(err, &ce) && ce.got.Type == rdma.CMEventRejected {
-				return hinted(err, "the peer is not listening: run the server side with -R (rdmactl perf "+s.r.Test.String()+" -R or ib_"+s.r.Test.String()+" -R) first")
+				return cli.WithHint(err, "the peer is not listening: run the server side with -R (rdmactl perf "+s.r.Test.String()+" -R or ib_"+s.r.Test.String()+" -R) first")
 			}
 			return err
 		}

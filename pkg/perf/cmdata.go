@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -46,7 +47,7 @@ func (s *session) connectDataCM(outReads int) error {
 		err = d.dial(s.ep, s.cmServer, s.r.QPs)
 	}
 	if err != nil {
-		return hinted(fmt.Errorf("connecting the QPs with rdma_cm: %w", err),
+		return cli.WithHint(fmt.Errorf("connecting the QPs with rdma_cm: %w", err),
 			"both sides must run with -R, on the same RDMA device the IP address routes to")
 	}
 	if _, err := s.oob.Handshake(Dest{}); err != nil {

@@ -19,16 +19,22 @@ type Port struct {
 	Ethernet  bool // RoCE: QPs address each other by GID
 }
 
+// perfDevice is an open device that makes perf's endpoints.
+type perfDevice interface {
+	rdma.Device
+	rdma.Perf
+}
+
 // openDevice opens the named device, or the first one the stack lists,
 // naming the fix when there is none.
-func openDevice(v rdma.Verbs, name string) (rdma.Device, string, error) {
+func openDevice(v rdma.Verbs, name string) (perfDevice, string, error) {
 	if name == "" {
 		devs, err := v.DeviceList()
 		if err != nil {
 			return nil, "", err
 		}
 		if len(devs) == 0 {
-			return nil, "", hinted(errors.New("no RDMA device: libibverbs lists none"), "run 'rdmactl doctor' to see why and what to do")
+			return nil, "", cli.WithHint(errors.New("no RDMA device: libibverbs lists none"), "run 'rdmactl doctor' to see why and what to do")
 		}
 		name = devs[0].Name
 	}
@@ -39,7 +45,12 @@ func openDevice(v rdma.Verbs, name string) (rdma.Device, string, error) {
 		}
 		return nil, "", err
 	}
-	return d, name, nil
+	pd, ok := d.(perfDevice)
+	if !ok {
+		d.Close()
+		return nil, "", fmt.Errorf("%s: this RDMA stack makes no perftest endpoints: %w", name, errors.ErrUnsupported)
+	}
+	return pd, name, nil
 }
 
 // deviceNames lists the devices there are, for the error naming a wrong one.

@@ -49,7 +49,7 @@ func connectedPerfPair(t *testing.T) (a, b rdma.PerfEndpoint) {
 	}
 	var eps [2]rdma.PerfEndpoint
 	for i := range eps {
-		if eps[i], err = dev.NewPerfEndpoint(rdma.PerfConfig{BufSize: 128, TxDepth: 1, Events: true}); err != nil {
+		if eps[i], err = dev.(rdma.Perf).NewPerfEndpoint(rdma.PerfConfig{BufSize: 128, TxDepth: 1, Events: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/cli"
 )
 
 // Version is the perftest version rdmactl speaks: the one Debian ships
@@ -104,7 +106,7 @@ func (o *OOB) Versions() error {
 	}
 	o.PeerVersion = cString(theirs)
 	if o.PeerVersion == busyVersion {
-		return hinted(errors.New("the server is busy: rdmactl serve runs one perftest session at a time"),
+		return cli.WithHint(errors.New("the server is busy: rdmactl serve runs one perftest session at a time"),
 			"retry when the other client is done")
 	}
 	if v := leadingFloat(o.PeerVersion); v < 5.70 {

@@ -164,19 +164,19 @@ func (s *session) dataErr(err error) error {
 	if errors.As(err, &wc) {
 		switch wc.Status {
 		case rdma.WCRetryExcErr:
-			return hinted(err, "the peer never acknowledged: check -x on both sides (a GID the peer can reach, same IP version) and, in one kernel, that both use the same rxe device")
+			return cli.WithHint(err, "the peer never acknowledged: check -x on both sides (a GID the peer can reach, same IP version) and, in one kernel, that both use the same rxe device")
 		case rdma.WCRemInvReqErr:
 			// rxe and the HCAs answer so when the peer's QP was not
 			// given the access this operation needs.
-			return hinted(err, "the peer's QP does not take "+opcodeName(s.r.Test)+" requests: run "+s.r.Test.String()+" on the peer too")
+			return cli.WithHint(err, "the peer's QP does not take "+opcodeName(s.r.Test)+" requests: run "+s.r.Test.String()+" on the peer too")
 		case rdma.WCRemAccessErr:
-			return hinted(err, "the peer refused the access to its memory (key, address or length): run both sides with the same -s/-a")
+			return cli.WithHint(err, "the peer refused the access to its memory (key, address or length): run both sides with the same -s/-a")
 		case rdma.WCRNRRetryErr:
-			return hinted(err, "the peer had no receive posted when a message came")
+			return cli.WithHint(err, "the peer had no receive posted when a message came")
 		}
 	}
 	if errors.Is(err, syscall.ETIMEDOUT) {
-		return hinted(err, "the peer stopped answering: check that it still runs and that both use the same -n, -s and MTU")
+		return cli.WithHint(err, "the peer stopped answering: check that it still runs and that both use the same -n, -s and MTU")
 	}
 	return err
 }

@@ -5,6 +5,7 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
-	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
+	"github.com/rdmactl/rdmactl/pkg/oob"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -26,7 +28,7 @@ type session struct {
 	out     io.Writer // perftest's stdout; io.Discard under --json or --output
 	numOut  io.Writer // where --output's one number goes
 	errOut  io.Writer
-	dev     rdma.Device
+	dev     perfDevice
 	devName string
 	ep      rdma.PerfEndpoint
 	oob     *OOB
@@ -164,14 +166,14 @@ func (s *session) openDevice(v rdma.Verbs) error {
 		return fmt.Errorf("%s port %d: %w", s.devName, s.r.IBPort, err)
 	}
 	if !s.port.Active {
-		return hinted(fmt.Errorf("%s port %d is not active", s.devName, s.r.IBPort),
+		return cli.WithHint(fmt.Errorf("%s port %d is not active", s.devName, s.r.IBPort),
 			"bring the link up (ip link set DEV up) or pick another port with -i")
 	}
 	s.mtu = s.port.ActiveMTU
 	if s.r.MTU != 0 {
 		want, _ := mtuEnum(s.r.MTU)
 		if want > s.port.ActiveMTU {
-			return hinted(fmt.Errorf("-m %d is above %s port %d's active MTU %d", s.r.MTU, s.devName, s.r.IBPort, mtuBytes(s.port.ActiveMTU)),
+			return cli.WithHint(fmt.Errorf("-m %d is above %s port %d's active MTU %d", s.r.MTU, s.devName, s.r.IBPort, mtuBytes(s.port.ActiveMTU)),
 				fmt.Sprintf("use -m %d or less, or raise the network interface's MTU", mtuBytes(s.port.ActiveMTU)))
 		}
 		s.mtu = want
@@ -183,7 +185,7 @@ func (s *session) openDevice(v rdma.Verbs) error {
 			err = errors.New("the entry is empty")
 		}
 		if err != nil {
-			return hinted(fmt.Errorf("-x %d: GID index %d of %s port %d: %v", s.gidIdx, s.gidIdx, s.devName, s.r.IBPort, err),
+			return cli.WithHint(fmt.Errorf("-x %d: GID index %d of %s port %d: %v", s.gidIdx, s.gidIdx, s.devName, s.r.IBPort, err),
 				"list the GIDs with 'rdmactl gids' or use -x auto")
 		}
 	}
@@ -205,31 +207,25 @@ func (s *session) dialOrAcceptTCP() (net.Conn, error) {
 	addr := net.JoinHostPort(s.r.Server, strconv.Itoa(s.r.TCPPort))
 	if s.r.Server == "" {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
-		ln, err := net.Listen("tcp4", addr)
-		if err != nil {
-			return nil, fmt.Errorf("Couldn't listen to port %d: %w", s.r.TCPPort, err)
-		}
-		defer ln.Close()
-		if tl, ok := ln.(*net.TCPListener); ok && s.r.Timeout > 0 {
-			tl.SetDeadline(time.Now().Add(s.r.Timeout))
-		}
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return nil, hinted(fmt.Errorf("no client connected to TCP port %d within %v", s.r.TCPPort, s.r.Timeout),
-					"start the client with this host's address, or raise --timeout")
+		conn, err := oob.AcceptOne(context.Background(), "tcp4", addr, s.r.Timeout)
+		switch {
+		case oob.IsTimeout(err):
+			return nil, cli.WithHint(fmt.Errorf("no client connected to TCP port %d within %v", s.r.TCPPort, s.r.Timeout),
+				"start the client with this host's address, or raise --timeout")
+		case err != nil:
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Op == "listen" {
+				return nil, fmt.Errorf("Couldn't listen to port %d: %w", s.r.TCPPort, err)
 			}
 			return nil, err
 		}
 		return conn, nil
 	}
-	d := net.Dialer{Timeout: s.r.Timeout}
-	conn, err := d.Dial("tcp4", addr)
+	conn, err := oob.Dial(context.Background(), "tcp4", addr, s.r.Timeout)
 	if err != nil {
 		err = fmt.Errorf("Couldn't connect to %s:%d: %w", s.r.Server, s.r.TCPPort, err)
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, hinted(err, "the peer is not started: run the server side (rdmactl perf "+s.r.Test.String()+" or ib_"+s.r.Test.String()+") first")
+			return nil, cli.WithHint(err, "the peer is not started: run the server side (rdmactl perf "+s.r.Test.String()+" or ib_"+s.r.Test.String()+") first")
 		}
 		return nil, err
 	}
@@ -244,7 +240,7 @@ func (s *session) prepare() error {
 		// of the address this connection uses.
 		idx, err := autoGID(s.dev, s.devName, s.r.IBPort, s.oob.localIP())
 		if err != nil {
-			return hinted(fmt.Errorf("-x auto: %w", err), "list the GIDs with 'rdmactl gids' and give -x N")
+			return cli.WithHint(fmt.Errorf("-x auto: %w", err), "list the GIDs with 'rdmactl gids' and give -x N")
 		}
 		s.gidIdx = idx
 	}
@@ -328,7 +324,7 @@ func (s *session) connectPeer() error {
 		// A peer with fewer QPs sends its first QP's record again (its
 		// next sync point).
 		if !s.r.RDMACM && slices.ContainsFunc(s.remotes, func(r Dest) bool { return r.QPN == d.QPN }) {
-			return hinted(fmt.Errorf("the peer sent QP 0x%x's record again where this side's QP %d of -q %d expected its own: the peer runs fewer QPs", d.QPN, len(s.remotes)+1, s.r.QPs),
+			return cli.WithHint(fmt.Errorf("the peer sent QP 0x%x's record again where this side's QP %d of -q %d expected its own: the peer runs fewer QPs", d.QPN, len(s.remotes)+1, s.r.QPs),
 				"give both sides the same -q")
 		}
 		s.remotes = append(s.remotes, d)
@@ -338,7 +334,7 @@ func (s *session) connectPeer() error {
 		return nil
 	}
 	if s.withGID && isIPv4GID(s.local.GID) != isIPv4GID(s.remote.GID) {
-		return hinted(errors.New("Found Incompatibility issue with GID types: one side's GID is IPv4-mapped, the other's is not"),
+		return cli.WithHint(errors.New("Found Incompatibility issue with GID types: one side's GID is IPv4-mapped, the other's is not"),
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
@@ -365,7 +361,7 @@ func (s *session) sameQP(d Dest, i int) error {
 	if s.r.RDMACM || i >= len(s.remotes) || d.QPN == s.remotes[i].QPN {
 		return nil
 	}
-	return hinted(fmt.Errorf("the peer sent the record of another QP (0x%x) where this side with -q %d expected QP 0x%x's: the peer runs more QPs", d.QPN, s.r.QPs, s.remotes[i].QPN),
+	return cli.WithHint(fmt.Errorf("the peer sent the record of another QP (0x%x) where this side with -q %d expected QP 0x%x's: the peer runs more QPs", d.QPN, s.r.QPs, s.remotes[i].QPN),
 		"give both sides the same -q")
 }
 
@@ -396,7 +392,7 @@ func (s *session) printAddresses() error {
 
 func (s *session) peerErr(err error) error {
 	if errors.Is(err, ErrPeerClosed) {
-		return hinted(fmt.Errorf("exchange with the peer failed: %w", err),
+		return cli.WithHint(fmt.Errorf("exchange with the peer failed: %w", err),
 			"the peer ended the exchange: its own output says why")
 	}
 	return fmt.Errorf("exchange with the peer failed: %w", err)
@@ -406,14 +402,3 @@ func isIPv4GID(g [16]byte) bool {
 	_, ok := rdma.GID(g).IPv4()
 	return ok
 }
-
-// HintedError carries a one-line hint on how to fix a classic failure.
-type HintedError struct {
-	Err  error
-	Hint string
-}
-
-func (e *HintedError) Error() string { return e.Err.Error() }
-func (e *HintedError) Unwrap() error { return e.Err }
-
-func hinted(err error, hint string) error { return &HintedError{Err: err, Hint: hint} }

@@ -1,6 +1,7 @@
 package ping
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -47,6 +48,10 @@ type Options struct {
 	// reads before and after, to say which error counters rose; nil reads
 	// none.
 	Counters counters.Source
+	// Interrupted gives the context SIGINT/SIGTERM cancel, asked for only
+	// where a run ends cleanly on them (--stats, --json); nil means
+	// cli.NotifyInterrupt.
+	Interrupted func() (context.Context, context.CancelFunc)
 
 	// CM is the RDMA connection manager and verbs to ping over: the
 	// factory's stack in rdmactl, a fake in tests.

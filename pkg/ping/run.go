@@ -173,7 +173,7 @@ func (r *runner) catchInterrupt(c *conn) func() {
 		return func() {}
 	}
 	c.interrupted = new(atomic.Bool)
-	return flagOnSignal(c.interrupted)
+	return r.flagOnInterrupt(c.interrupted)
 }
 
 // prepare creates the connection's QP and buffers and posts the first

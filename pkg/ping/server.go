@@ -184,7 +184,7 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 	// in rping.
 	stop := new(atomic.Bool)
 	if r.o.JSON {
-		defer flagOnSignal(stop)()
+		defer r.flagOnInterrupt(stop)()
 	}
 	// Like rping, returning ends the process: connections still running
 	// are not waited for.

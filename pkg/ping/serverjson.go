@@ -1,11 +1,9 @@
 package ping
 
 import (
-	"os"
-	"os/signal"
+	"context"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 )
@@ -78,21 +76,18 @@ func (r *runner) writeServerReport(code int, hint string) bool {
 	return code != 0 || rep.OK
 }
 
-// flagOnSignal sets flag when SIGINT or SIGTERM arrives, in place of the
-// signals' default effect, until the returned function is called.
-func flagOnSignal(flag *atomic.Bool) (release func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			flag.Store(true)
-		case <-done:
-		}
-	}()
+// flagOnInterrupt sets flag when the run is interrupted (SIGINT or
+// SIGTERM, through Options.Interrupted), in place of the signals' default
+// effect, until the returned function is called.
+func (r *runner) flagOnInterrupt(flag *atomic.Bool) (release func()) {
+	interrupted := r.o.Interrupted
+	if interrupted == nil {
+		interrupted = cli.NotifyInterrupt
+	}
+	ctx, stop := interrupted()
+	unregister := context.AfterFunc(ctx, func() { flag.Store(true) })
 	return func() {
-		signal.Stop(sigs)
-		close(done)
+		unregister()
+		stop()
 	}
 }

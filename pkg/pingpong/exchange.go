@@ -7,11 +7,11 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/oob"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -48,11 +48,6 @@ func (e *timeoutError) Error() string {
 	return fmt.Sprintf("%s: nothing for %v (--timeout)", e.what, e.d)
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
-}
-
 // deadline is now+d, or none when d is negative.
 func deadline(d time.Duration) time.Time {
 	if d < 0 {
@@ -64,24 +59,16 @@ func deadline(d time.Duration) time.Time {
 // listenAccept waits for the one client, as pp_server_exch_dest: bind
 // the port on every address, accept one connection, stop listening.
 func listenAccept(ctx context.Context, port int, wait time.Duration) (net.Conn, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", ":"+strconv.Itoa(port))
-	if err != nil {
-		return nil, toolErr(fmt.Sprintf("Couldn't listen to port %d", port))
-	}
-	defer ln.Close()
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	if tl, ok := ln.(*net.TCPListener); ok {
-		tl.SetDeadline(deadline(wait))
-	}
-	conn, err := ln.Accept()
+	conn, err := oob.AcceptOne(ctx, "tcp", ":"+strconv.Itoa(port), wait)
+	var oe *net.OpError
 	switch {
 	case err == nil:
 		return conn, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case isTimeout(err):
+	case errors.As(err, &oe) && oe.Op == "listen":
+		return nil, toolErr(fmt.Sprintf("Couldn't listen to port %d", port))
+	case oob.IsTimeout(err):
 		return nil, &timeoutError{fmt.Sprintf("waiting for a client on port %d", port), wait}
 	}
 	return nil, toolErr("accept() failed")
@@ -102,11 +89,7 @@ func dial(ctx context.Context, lookup func(string) (netip.Addr, error), server s
 		}
 		host = a.String()
 	}
-	d := net.Dialer{}
-	if wait >= 0 {
-		d.Timeout = wait
-	}
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	conn, err := oob.Dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)), wait)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -117,7 +100,7 @@ func dial(ctx context.Context, lookup func(string) (netip.Addr, error), server s
 				return nil, toolErr(fmt.Sprintf("Name or service not known for %s:%d", server, port))
 			}
 		}
-		if isTimeout(err) {
+		if oob.IsTimeout(err) {
 			return nil, &timeoutError{fmt.Sprintf("connecting to %s:%d", server, port), wait}
 		}
 		return nil, toolErr(fmt.Sprintf("Couldn't connect to %s:%d", server, port))
@@ -162,14 +145,14 @@ func clientExchange(conn net.Conn, k Kind, mine []Dest, wait time.Duration) ([]D
 		if k == SRQ {
 			got, err := readFull(conn, buf)
 			if err != nil {
-				if isTimeout(err) {
+				if oob.IsTimeout(err) {
 					return nil, &timeoutError{"reading the server's addresses", wait}
 				}
 				return nil, toolErr(perror("client read", err), fmt.Sprintf("%d/%d: Couldn't read remote address [%d]", got, RecordSize, i))
 			}
 		} else {
 			got, err := readOnce(conn, buf)
-			if isTimeout(err) {
+			if oob.IsTimeout(err) {
 				return nil, &timeoutError{"reading the server's address", wait}
 			}
 			if got != RecordSize || err != nil {
@@ -208,7 +191,7 @@ func serverReadDests(conn net.Conn, k Kind, count int, wait time.Duration) ([]De
 		} else {
 			got, err = readOnce(conn, buf)
 		}
-		if isTimeout(err) {
+		if oob.IsTimeout(err) {
 			return nil, &timeoutError{"reading the client's address", wait}
 		}
 		if k == SRQ && err != nil {
@@ -243,7 +226,7 @@ func serverReply(conn net.Conn, k Kind, mine []Dest, wait time.Duration) error {
 	}
 	buf := make([]byte, RecordSize)
 	got, err := readOnce(conn, buf)
-	if isTimeout(err) {
+	if oob.IsTimeout(err) {
 		return &timeoutError{"waiting for the client's done", wait}
 	}
 	if got != len(done) {

@@ -16,7 +16,8 @@ func (e *WCError) Error() string {
 	return fmt.Sprintf("completion with error: %s (status %d, vendor error 0x%x)", e.Status, uint32(e.Status), e.VendorErr)
 }
 
-// Perf is what an open Device offers perftest's tests (rdmactl perf): RC
+// Perf is what an open Device may offer perftest's tests (rdmactl perf),
+// found by type assertion: RC
 // QPs sharing a send and a receive CQ and one registered buffer, and the
 // data paths as one call each.
 type Perf interface {

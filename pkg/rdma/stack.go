@@ -31,8 +31,6 @@ type Device interface {
 	QueryPort(port uint8) (PortAttr, error)
 	// QueryGIDEntry is ibv_query_gid_ex; ErrNoGID for an empty slot.
 	QueryGIDEntry(port uint8, index uint32) (GIDEntry, error)
-	// Perf makes rdmactl perf's endpoints on this device (perf.go).
-	Perf
 	Close() error
 }
 

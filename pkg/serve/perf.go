@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
 )
 
@@ -49,11 +50,7 @@ func (cfg Config) perfSession(ctx context.Context, c net.Conn, slot chan struct{
 	o.Device, o.IBPort = cfg.deviceFor(c)
 	res, err := perf.ServeConn(o, cfg.RDMA, replayConn{bound(c, cfg.Timeout), io.MultiReader(bytes.NewReader(opening), c)})
 	if err != nil {
-		e := Entry{Error: err.Error()}
-		var he *perf.HintedError
-		if errors.As(err, &he) {
-			e.Hint = he.Hint
-		}
+		e := Entry{Error: err.Error(), Hint: cli.HintOf(err)}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			e.Hint = fmt.Sprintf("a write_bw client's whole run must fit in serve's --timeout (%v): raise it for long -D or -a runs", cfg.Timeout)

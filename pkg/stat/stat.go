@@ -43,7 +43,7 @@ type Options struct {
 
 // Run shows the counters once, or watches them until opts.Count samples
 // or until ctx ends (SIGINT), and then returns nil.
-func Run(ctx context.Context, opts Options) error {
+func Run(ctx context.Context, opts *Options) error {
 	port := 0
 	if opts.Port != "" {
 		n, err := strconv.Atoi(opts.Port)
@@ -61,7 +61,7 @@ func Run(ctx context.Context, opts Options) error {
 		return opts.failure(err)
 	}
 	if opts.Watch {
-		return watch(ctx, opts, sel, first)
+		return watch(ctx, *opts, sel, first)
 	}
 	if opts.PromFile != "" {
 		if err := writeProm(opts.PromFile, first); err != nil {

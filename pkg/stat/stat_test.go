@@ -61,7 +61,7 @@ func run(t *testing.T, opts Options) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	opts.IO = cli.Test(nil, &out, &errOut)
-	err := Run(context.Background(), opts)
+	err := Run(context.Background(), &opts)
 	return out.String(), errOut.String(), err
 }
 
@@ -198,7 +198,7 @@ func TestWatchEndsCleanlyOnCancel(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error)
 	go func() {
-		done <- Run(ctx, Options{IO: cli.Test(nil, &out, io.Discard), Source: src, Watch: true, Interval: 5 * time.Millisecond})
+		done <- Run(ctx, &Options{IO: cli.Test(nil, &out, io.Discard), Source: src, Watch: true, Interval: 5 * time.Millisecond})
 	}()
 	time.Sleep(30 * time.Millisecond)
 	cancel()

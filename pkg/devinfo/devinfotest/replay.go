@@ -107,8 +107,3 @@ func (d *device) QueryGIDEntry(port uint8, index uint32) (rdma.GIDEntry, error) 
 }
 
 func (d *device) Close() error { return d.fail("close %s", d.d.Name) }
-
-// NewPerfEndpoint fails: a capture holds attributes, not resources.
-func (d *device) NewPerfEndpoint(rdma.PerfConfig) (rdma.PerfEndpoint, error) {
-	return nil, fmt.Errorf("%s is a capture: it has no QPs", d.d.Name)
-}

@@ -141,12 +141,8 @@ func (c *EventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
 	if err != nil {
 		return rdma.CMEvent{}, err
 	}
-	var expire <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expire = t.C
-	}
+	expire, stop := expiry(timeout)
+	defer stop()
 	for {
 		f.mu.Lock()
 		if len(c.events) > 0 {

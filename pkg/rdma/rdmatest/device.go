@@ -18,9 +18,8 @@ type DeviceConfig struct {
 }
 
 // Device is an open device with one port (rdma.Device and
-// rdma.VerbsDevice). Perf's endpoints are not offered.
+// rdma.VerbsDevice). It offers no rdma.Perf endpoints.
 type Device struct {
-	rdma.Perf
 	fabric   *Fabric
 	cfg      DeviceConfig
 	failVerb map[string][]error

@@ -276,12 +276,8 @@ func (cq *CQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration)
 	if ch != nil {
 		events = ch.ready
 	}
-	var expire <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expire = t.C
-	}
+	expire, stop := expiry(timeout)
+	defer stop()
 	for {
 		n, err := cq.Poll(wc)
 		if n > 0 || err != nil {
@@ -327,4 +323,13 @@ func (cq *CQ) Close() error {
 	cq.fabric.mu.Lock()
 	defer cq.fabric.mu.Unlock()
 	return cq.fabric.callOn(cq.dev, "ibv_destroy_cq")
+}
+
+// expiry fires once timeout has passed; never when timeout ≤ 0.
+func expiry(timeout time.Duration) (expire <-chan time.Time, stop func()) {
+	if timeout <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(timeout)
+	return t.C, func() { t.Stop() }
 }

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
 	"github.com/rdmactl/rdmactl/pkg/smoke"
 )
@@ -30,11 +31,7 @@ func (cfg Config) writeBW(ctx context.Context, r Route) smoke.Result {
 	}
 	res, err := perf.Measure(o, cfg.RDMA)
 	if err != nil {
-		out := smoke.Result{Message: err.Error()}
-		var he *perf.HintedError
-		if errors.As(err, &he) {
-			out.Hint = he.Hint
-		}
+		out := smoke.Result{Message: err.Error(), Hint: cli.HintOf(err)}
 		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, perf.ErrPeerClosed) || errors.Is(err, syscall.ECONNRESET) {
 			out.Hint = fmt.Sprintf("nothing answered perftest's TCP port %d on %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), a version that answers write_bw, and is the port open?", cfg.PerfPort, r.Peer)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/demo"
 	"github.com/rdmactl/rdmactl/pkg/host"
 	"github.com/rdmactl/rdmactl/pkg/ping"
@@ -87,7 +88,8 @@ func TestDemoCheckAgainstAServer(t *testing.T) {
 	port := freeTCPPort(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- demo.Run(demo.Options{RDMA: f, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10 * time.Second}, new(strings.Builder), new(strings.Builder))
+		done <- demo.Run(context.Background(), &demo.Options{IO: cli.Test(nil, new(strings.Builder), new(strings.Builder)),
+			RDMA: f, Device: "rxe0", IBPort: 1, GIDAuto: true, TCPPort: port, Timeout: 10 * time.Second})
 	}()
 	cfg := Config{TCPPort: port, RDMA: f}
 	var res = cfg.demo(withDeadline(t, 10*time.Second), loopRoute())
