@@ -20,21 +20,10 @@ import (
 
 var lo = netip.MustParseAddr("127.0.0.1")
 
-type entries struct {
-	mu sync.Mutex
-	e  []Entry
-}
-
-func (l *entries) add(e Entry) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.e = append(l.e, e)
-}
-
 func (l *entries) all() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Entry(nil), l.e...)
+	return append([]Entry(nil), l.list...)
 }
 
 // startServe runs serve with the tools' ports on f until the test ends
