@@ -22,7 +22,7 @@ func newCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	opts := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve [-a ADDR]",
-		Short: "Answer rping, RC demo, ib_write_bw, ibv_rc_pingpong and `rdmactl smoke` clients until stopped",
+		Short: "Answer rping, RC demo, ib_write_bw, ibv_rc_pingpong, rdma_cm tool and `rdmactl smoke` clients until stopped",
 		Long: `Run one long-lived responder: rping's server side on the rdma_cm port (7174,
 many clients in a row and at once, as 'rping -s -P'), the RC demo's server side
 on the TCP port (19875; RDMA_RC_example and 'rdmactl demo' clients) and
@@ -41,6 +41,15 @@ carries no size or count, so serve answers the tool's defaults (-s 4096
 with a smaller -n passes, and serve logs its session as failed when --timeout
 ends it. Pingpong sessions run at once (each sleeps on completion events); the
 test is logged as pingpong_rc.
+
+It also answers the rdmacm-utils clients: udaddy on the rdma_cm UDP port space
+port --ud-port (7174; rping's 7174 is in the TCP port space, so both listen),
+ucmatose and rdma_client on the TCP port space port --tools-port (7471), where
+the connect request tells them apart: rdma_client connects with librdmacm's
+default retry and RNR retry counts (7 and 7), ucmatose with 5 and 0. Those
+clients do not say how many messages they send: serve answers the tools'
+defaults (-C 10 -S 100; rdma_client's one 16-byte message). 'rdmactl smoke
+--cm' checks these ports.
 
 perftest's exchange does not name the test, so the perftest port answers
 write_bw only. It runs one session at a time: a second client waits up to
@@ -80,6 +89,16 @@ systemd.`,
 			if err := validPort("--perf-port", opts.PerfPort); err != nil {
 				return err
 			}
+			for _, p := range []struct {
+				flag string
+				port int
+			}{{"--tools-port", opts.ToolsPort}, {"--ud-port", opts.UDPort}} {
+				if p.port != 0 {
+					if err := validPort(p.flag, p.port); err != nil {
+						return cli.Usagef("%v, or 0 to answer none there", err)
+					}
+				}
+			}
 			if opts.Timeout <= 0 {
 				return cli.Usagef("invalid --timeout %v: must be positive, e.g. 30s", opts.Timeout)
 			}
@@ -106,6 +125,8 @@ systemd.`,
 	fl.IntVar(&opts.CMPort, "port", serve.DefaultCMPort, "rdma_cm port for rping clients")
 	fl.IntVar(&opts.TCPPort, "tcp-port", serve.DefaultTCPPort, "TCP port for RC demo clients")
 	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "TCP port for perftest write_bw and ibv_rc_pingpong clients (ib_write_bw, smoke --bw and --pingpong)")
+	fl.IntVar(&opts.ToolsPort, "tools-port", serve.DefaultToolsPort, "rdma_cm port for ucmatose and rdma_client clients (0: none)")
+	fl.IntVar(&opts.UDPort, "ud-port", serve.DefaultUDPort, "rdma_cm UDP port space port for udaddy clients (0: none)")
 	fl.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "drop a client that stays silent this long at any step (and a write_bw, pingpong or demo session that runs longer)")
 	fl.DurationVar(&opts.FirstByte, "first-byte-timeout", serve.DefaultFirstByte, "drop a TCP client whose first byte takes longer")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "sessions each port runs at once; more are turned away as busy")

@@ -36,6 +36,9 @@ serve's perftest port (18515; ib_write_bw's server answers too); it is off by
 default because it moves data. With --pingpong also ibv_rc_pingpong's client
 with its defaults (1000 round trips of 4096 bytes, GID as -g auto, data
 validated) against the same port (an ibv_rc_pingpong server answers too).
+With --cm also ucmatose's RC exchange (10 messages of 100 bytes each way) and
+udaddy's UD one against serve's --tools-port (7471) and --ud-port (7174, the
+UDP port space).
 
 Without PEER it runs a loopback: a temporary responder on the first RoCE
 address of this host, checked as a peer.
@@ -49,6 +52,7 @@ usage errors.`,
   rdmactl smoke 10.9.0.2 10.9.0.3 --timeout 5s
   rdmactl smoke 10.9.0.2 --bw --json                # adds write_bw MB/s
   rdmactl smoke 10.9.0.2 --pingpong                 # adds an ibv_rc_pingpong run
+  rdmactl smoke 10.9.0.2 --cm                       # adds the cm_rc and cm_ud checks
   rdmactl smoke --peers /etc/rdmactl/peers --json --junit smoke.xml
   rdmactl smoke --peers hosts --prom /var/lib/node_exporter/textfile/rdmactl.prom`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +80,9 @@ usage errors.`,
 			if err := validPort("--perf-port", opts.PerfPort); err != nil {
 				return err
 			}
+			if err := validCMPorts(opts.ToolsPort, opts.UDPort); err != nil {
+				return err
+			}
 			opts.System = checks.HostSystem()
 			opts.RDMA = f.RDMA()
 			opts.Interrupted = f.Interrupted
@@ -100,6 +107,9 @@ usage errors.`,
 	fl.BoolVar(&opts.BW, "bw", false, "also run a short write_bw (64 KiB RDMA writes for 1 s) to each peer")
 	fl.BoolVar(&opts.Pingpong, "pingpong", false, "also run ibv_rc_pingpong's client (1000 round trips of 4096 bytes) to each peer")
 	fl.IntVar(&opts.PerfPort, "perf-port", serve.DefaultPerfPort, "perftest TCP port of the peers' rdmactl serve (for --bw and --pingpong)")
+	fl.BoolVar(&opts.CM, "cm", false, "also run ucmatose (RC) and udaddy (UD) exchanges with each peer's serve")
+	fl.IntVar(&opts.ToolsPort, "tools-port", serve.DefaultToolsPort, "rdma_cm port of the peers' serve for ucmatose (for --cm)")
+	fl.IntVar(&opts.UDPort, "ud-port", serve.DefaultUDPort, "rdma_cm UDP port space port of the peers' serve for udaddy (for --cm)")
 	return cmd
 }
 
@@ -107,4 +117,11 @@ func smokeRun(opts *SmokeOptions) error {
 	ctx, stop := opts.Interrupted()
 	defer stop()
 	return checks.Run(ctx, opts.Options, opts.IO.Out)
+}
+
+func validCMPorts(tools, ud int) error {
+	if err := validPort("--tools-port", tools); err != nil {
+		return err
+	}
+	return validPort("--ud-port", ud)
 }

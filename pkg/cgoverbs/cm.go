@@ -90,6 +90,7 @@ struct cm_event_copy {
 	int is_ud, private_len;
 	uint32_t qp_num, qkey;
 	struct cmg_ah ah;
+	uint8_t resp_res, init_depth, retry, rnr_retry;
 	uint8_t private_data[CM_PRIVATE_DATA_MAX];
 };
 
@@ -169,6 +170,11 @@ static int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm
 		out->qp_num = ev->param.ud.qp_num;
 		out->qkey = ev->param.ud.qkey;
 		cmg_ah_from(&ev->param.ud.ah_attr, &out->ah);
+	} else {
+		out->resp_res = ev->param.conn.responder_resources;
+		out->init_depth = ev->param.conn.initiator_depth;
+		out->retry = ev->param.conn.retry_count;
+		out->rnr_retry = ev->param.conn.rnr_retry_count;
 	}
 	rdma_ack_cm_event(ev);
 	return 0;
@@ -346,6 +352,10 @@ func (ec *EventChannel) GetEvent(timeout time.Duration) (rdma.CMEvent, error) {
 	}
 	if e.is_ud != 0 && (ev.Type == rdma.CMEventEstablished || ev.Type == rdma.CMEventMulticastJoin) {
 		ev.UD = &rdma.UDParam{AH: ahAttrFrom(&e.ah), QPNum: uint32(e.qp_num), QKey: uint32(e.qkey)}
+	}
+	if e.is_ud == 0 && ev.Type == rdma.CMEventConnectRequest {
+		ev.Conn = &rdma.ConnParam{ResponderResources: uint8(e.resp_res), InitiatorDepth: uint8(e.init_depth),
+			RetryCount: uint8(e.retry), RNRRetryCount: uint8(e.rnr_retry)}
 	}
 	return ev, nil
 }

@@ -49,7 +49,15 @@ func (e *endpoint) timeout() time.Duration {
 // errno.
 func (e *endpoint) waitEvent(want rdma.CMEventType, errno syscall.Errno) (rdma.CMEvent, error) {
 	for {
-		ev, err := e.ec.GetEvent(e.timeout())
+		var ev rdma.CMEvent
+		err := e.o.wait(e.timeout(), func(d time.Duration) (err error) {
+			ev, err = e.ec.GetEvent(d)
+			return err
+		})
+		if err == errStopped {
+			e.fail.noteCall(err)
+			return ev, err
+		}
 		if err == rdma.ErrTimeout {
 			e.timed = true
 			what := "an rdma_cm event"
@@ -130,7 +138,15 @@ func (e *endpoint) regMsgs() error {
 func (e *endpoint) comp(cq rdma.CQ, what string) error {
 	var wc [1]rdma.WC
 	for {
-		n, _, err := cq.Await(wc[:], nil, e.timeout())
+		var n int
+		err := e.o.wait(e.timeout(), func(d time.Duration) (err error) {
+			n, _, err = cq.Await(wc[:], nil, d)
+			return err
+		})
+		if err == errStopped {
+			e.fail.noteCall(err)
+			return err
+		}
 		if err == rdma.ErrTimeout {
 			e.timed = true
 			e.fail.noteTimeout(e.o.Timeout, what)
@@ -261,6 +277,12 @@ func (e *endpoint) serve() int {
 	listen := e.id
 	e.id = ev.ID
 	defer listen.Close()
+	return e.answer()
+}
+
+// answer is rdma_server from its connect request, e.id, on: accept, take
+// the client's message, send the reply.
+func (e *endpoint) answer() int {
 	if err := e.makeQP(e.id); err != nil {
 		e.fail.noteCall(err)
 		if dg, ok := e.id.(rdma.DatagramID); ok {

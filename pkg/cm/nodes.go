@@ -179,7 +179,15 @@ func (t *nodeTest) waitEvent() (rdma.CMEvent, error) {
 	if t.o.Timeout > 0 {
 		timeout = t.o.Timeout
 	}
-	ev, err := t.ec.GetEvent(timeout)
+	var ev rdma.CMEvent
+	err := t.o.wait(timeout, func(d time.Duration) (err error) {
+		ev, err = t.ec.GetEvent(d)
+		return err
+	})
+	if err == errStopped {
+		t.fail.noteCall(err)
+		return ev, err
+	}
 	if err == rdma.ErrTimeout {
 		t.timedOut = true
 		what := "an rdma_cm event"
@@ -534,6 +542,13 @@ func (t *nodeTest) pollCQs(recv bool) int {
 				return -int(errnoOf(err))
 			}
 			done += got
+			if got == 0 && t.o.Stop != nil {
+				if t.o.stopped() {
+					t.fail.noteCall(errStopped)
+					return -1
+				}
+				time.Sleep(responderPollGap)
+			}
 			if got == 0 && spins%4096 == 4095 && !deadline.IsZero() && time.Now().After(deadline) {
 				t.timedOut = true
 				t.fail.noteTimeout(t.o.Timeout, "completions")
@@ -661,6 +676,12 @@ func (t *nodeTest) server() int {
 		t.out.perror(t.name+": failure trying to listen", err)
 		return -1
 	}
+	return t.exchange(listen)
+}
+
+// exchange is the server from its first connect request on: accept the
+// connections, swap the messages, disconnect.
+func (t *nodeTest) exchange(listen rdma.CMID) int {
 	if t.ud {
 		return t.udServer()
 	}
@@ -734,6 +755,9 @@ func (t *nodeTest) udServer() int {
 }
 
 func (t *nodeTest) port() string {
+	if t.ud && t.o.UDPort != "" {
+		return t.o.UDPort
+	}
 	if t.ud {
 		return "7174"
 	}

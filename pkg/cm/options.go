@@ -22,7 +22,10 @@ type Options struct {
 	// Bind is -b: the local address to bind.
 	Bind string
 	// Port is -p where it is a port number (ucmatose, rdma_*, cmtime).
-	Port        string
+	Port string
+	// UDPort is udaddy's port, which the C tool fixes at 7174 (empty);
+	// `rdmactl smoke` points it at a serve's --ud-port.
+	UDPort      string
 	Connections int
 	Count       int // -C
 	Size        int // -S
@@ -40,6 +43,9 @@ type Options struct {
 	Retries     int    // cmtime -r
 	TimeoutMs   int    // cmtime -t
 	Timeout     time.Duration
+	// Stop, when it closes, ends the run's waits: a responder answering
+	// one client (Request.Answer) shuts down.
+	Stop        <-chan struct{}
 	JSON        bool
 	Out, ErrOut io.Writer
 	CM          rdma.CM

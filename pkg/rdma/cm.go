@@ -95,6 +95,9 @@ type ConnParam struct {
 // PrivateData is the peer's (copied; for TCP and UDP port spaces it may
 // carry the CM's zero padding). UD is set for the events of UDP and IPoIB
 // port space ids that address a peer: ESTABLISHED and MULTICAST_JOIN.
+// Conn is set for an RC connect request: what the client asked for, as
+// the passive side sees it (its initiator depth is the client's responder
+// resources and the other way round).
 type CMEvent struct {
 	Type        CMEventType
 	Status      int
@@ -102,6 +105,7 @@ type CMEvent struct {
 	Listen      CMID
 	PrivateData []byte
 	UD          *UDParam
+	Conn        *ConnParam
 }
 
 // UDParam is where a UD peer or multicast group is reached (struct

@@ -99,8 +99,15 @@ func FormatEntry(e Entry) string {
 
 // Started says, on w (stderr), where the responder answers.
 func (l *Log) Started(w io.Writer, b Bound) {
-	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d, the RC demo on TCP port %d and perftest write_bw and ibv_rc_pingpong on TCP port %d\n",
-		b.Addr, b.CMPort, b.TCPPort, b.PerfPort)
+	tools := ""
+	if b.ToolsPort != 0 {
+		tools += fmt.Sprintf(", ucmatose and rdma_client on rdma_cm port %d", b.ToolsPort)
+	}
+	if b.UDPort != 0 {
+		tools += fmt.Sprintf(", udaddy on rdma_cm UDP port %d", b.UDPort)
+	}
+	fmt.Fprintf(w, "rdmactl serve: answering rping on %s port %d, the RC demo on TCP port %d and perftest write_bw and ibv_rc_pingpong on TCP port %d%s\n",
+		b.Addr, b.CMPort, b.TCPPort, b.PerfPort, tools)
 }
 
 // Stopped says, on w, that the responder stopped cleanly and how it went.
@@ -114,7 +121,7 @@ func (l *Log) Stopped(w io.Writer, up time.Duration) {
 func StartHint(err error) string {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return "another responder (rdmactl serve, rping -s, a demo server, ib_write_bw) already listens there: stop it, or pick other ports with --port/--tcp-port/--perf-port"
+		return "another responder (rdmactl serve, rping -s, a demo server, ib_write_bw, ucmatose/udaddy/rdma_server) already listens there: stop it, or pick other ports with --port/--tcp-port/--perf-port/--tools-port/--ud-port (0 turns the last two off)"
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return "-a must be an address of this host (see `ip -br addr`)"
 	case errors.Is(err, syscall.ENODEV):

@@ -5,9 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,52 +15,6 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
 
-// entries collects a responder's log.
-type entries struct {
-	mu  sync.Mutex
-	all []Entry
-}
-
-func (l *entries) add(e Entry) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, e)
-}
-
-func (l *entries) list() []Entry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]Entry(nil), l.all...)
-}
-
-// startServe runs the responder on loopback over f until the test ends
-// or stop is called; stop returns Run's error.
-func startServe(t *testing.T, f *rdmatest.Fabric, timeout time.Duration) (Bound, *entries, func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	log := &entries{}
-	ready := make(chan Bound, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Addr: "127.0.0.1", RDMA: f, Timeout: timeout, Log: log.add}, func(b Bound) { ready <- b })
-	}()
-	var b Bound
-	select {
-	case b = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("serve did not start: %v", err)
-	}
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() { cancel(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	return b, log, stop
-}
-
 func pingpongClient(f *rdmatest.Fabric, port, iters int) *pingpong.Options {
 	return &pingpong.Options{
 		Verbs: f, Kind: pingpong.RC, Server: "127.0.0.1", Port: port, IBPort: 1, Size: pingpong.RC.DefaultSize(),
@@ -71,23 +23,11 @@ func pingpongClient(f *rdmatest.Fabric, port, iters int) *pingpong.Options {
 	}
 }
 
-// waitEntries waits until the log holds n entries.
-func waitEntries(t *testing.T, log *entries, n int) []Entry {
-	t.Helper()
-	for end := time.Now().Add(20 * time.Second); len(log.list()) < n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("log has %d entries, want %d: %+v", len(log.list()), n, log.list())
-		}
-	}
-	return log.list()
-}
-
 // The perftest port answers a pingpong rc client with the tool's
 // defaults, logged as its test.
 func TestServeAnswersPingpong(t *testing.T) {
-	f := rdmatest.NewFabric()
-	f.AddRoCEDevice("rxe0", netip.MustParseAddr("127.0.0.1"))
-	b, log, stop := startServe(t, f, 10*time.Second)
+	f := loopbackFabric()
+	b, log, stop := startServe(t, f, func(c *Config) { c.Timeout = 10 * time.Second })
 
 	doc := pingpong.Probe(context.Background(), pingpongClient(f, b.PerfPort, pingpong.DefaultIters))
 	if !doc.OK || doc.UsecPerIter == nil || !doc.Validated || len(doc.InvalidPages) != 0 {
@@ -96,7 +36,7 @@ func TestServeAnswersPingpong(t *testing.T) {
 	if doc.GIDIndex == nil || *doc.GIDIndex != 3 || len(doc.Remote) != 1 || doc.Remote[0].GID != "::ffff:127.0.0.1" {
 		t.Errorf("the server's record: %+v, GID index %v", doc.Remote, doc.GIDIndex)
 	}
-	got := waitEntries(t, log, 1)
+	got := waitLogged(t, log, "", 1)
 	if err := stop(); err != nil {
 		t.Errorf("serve: %v", err)
 	}
@@ -132,13 +72,12 @@ func TestPerfPortSessionTakesPerftestToWriteBW(t *testing.T) {
 // server waiting: the session ends at serve's timeout with its count and
 // a hint naming the defaults, and the client passes.
 func TestServePingpongOtherItersFailsOnTheServerSide(t *testing.T) {
-	f := rdmatest.NewFabric()
-	f.AddRoCEDevice("rxe0", netip.MustParseAddr("127.0.0.1"))
-	b, log, _ := startServe(t, f, time.Second)
+	f := loopbackFabric()
+	b, log, _ := startServe(t, f, func(c *Config) { c.Timeout = time.Second })
 	if doc := pingpong.Probe(context.Background(), pingpongClient(f, b.PerfPort, 10)); !doc.OK {
 		t.Fatalf("client: %+v", doc.Error)
 	}
-	e := waitEntries(t, log, 1)[0]
+	e := waitLogged(t, log, "", 1)[0]
 	// The session's bound and its wait's end at about the same time:
 	// either may say so.
 	if e.OK || e.Test != TestPingpongRC || !strings.Contains(e.Error, "after 10 of 1000 receives and 10 sends") ||
@@ -150,9 +89,8 @@ func TestServePingpongOtherItersFailsOnTheServerSide(t *testing.T) {
 // Stopping serve ends a pingpong session that waits for its client at
 // once, not at the step timeout.
 func TestServeStopEndsAPingpongSession(t *testing.T) {
-	f := rdmatest.NewFabric()
-	f.AddRoCEDevice("rxe0", netip.MustParseAddr("127.0.0.1"))
-	b, log, stop := startServe(t, f, time.Minute)
+	f := loopbackFabric()
+	b, log, stop := startServe(t, f, func(c *Config) { c.Timeout = time.Minute })
 	if doc := pingpong.Probe(context.Background(), pingpongClient(f, b.PerfPort, 10)); !doc.OK {
 		t.Fatalf("client: %+v", doc.Error)
 	}
@@ -163,7 +101,7 @@ func TestServeStopEndsAPingpongSession(t *testing.T) {
 	if took := time.Since(begin); took > 20*time.Second {
 		t.Errorf("serve took %v to stop", took)
 	}
-	e := waitEntries(t, log, 1)[0]
+	e := waitLogged(t, log, "", 1)[0]
 	if e.OK || !strings.HasPrefix(e.Error, "server shutting down: ") || !strings.Contains(e.Error, "after 10 of 1000 receives") {
 		t.Errorf("entry %+v", e)
 	}
@@ -266,8 +204,7 @@ func TestPerfPortSessionBadRecord(t *testing.T) {
 		{"part then silent", "0000:000011", "11 of the 52 bytes of its pingpong address record arrived"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := rdmatest.NewFabric()
-			f.AddRoCEDevice("rxe0", netip.MustParseAddr("127.0.0.1"))
+			f := loopbackFabric()
 			a, b := net.Pipe()
 			defer a.Close()
 			defer b.Close()

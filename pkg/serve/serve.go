@@ -2,7 +2,8 @@
 // answers rping clients (rdma_cm, rping's server side), RC demo clients
 // (TCP, the server side of RDMA_RC_example), perftest write_bw clients
 // (ib_write_bw's server side) and ibv_rc_pingpong clients on the same
-// port, and therefore `rdmactl smoke`,
+// port, the udaddy, ucmatose and rdma_client clients (pkg/cm's server
+// sides) and therefore `rdmactl smoke`,
 // logging one line per client. It reuses the ping and demo server flows
 // in-process; what it adds is the accept loops, the log and a shutdown
 // that leaves no QP or cm_id behind.
@@ -53,6 +54,10 @@ type Config struct {
 	// rdma_cm (the temporary responder of a loopback smoke run); a
 	// PerfPort of 0 picks its own.
 	CMPort, TCPPort, PerfPort int
+	// ToolsPort is the rdma_cm port (TCP port space) for ucmatose and
+	// rdma_client clients, UDPort the one (UDP port space) for udaddy
+	// clients; 0 answers none there.
+	ToolsPort, UDPort int
 	// Timeout bounds each step of a client session: an idle or vanished
 	// client releases its QP after this long. It bounds a write_bw,
 	// pingpong or RC demo session as a whole too.
@@ -100,6 +105,8 @@ type Bound struct {
 	CMPort   int
 	TCPPort  int
 	PerfPort int
+	// ToolsPort and UDPort are 0 when not answered.
+	ToolsPort, UDPort int
 }
 
 // Run answers clients until ctx ends, then stops listening, ends the
@@ -167,12 +174,27 @@ func Run(ctx context.Context, cfg Config, ready func(Bound)) error {
 		}
 		return err
 	}
+	// After rping's: a test that waits for rping's port (7174) in the
+	// kernel's cm_id table must not find udaddy's, in the UDP port space.
+	tools, err := cfg.listenTools()
+	if err != nil {
+		cancel()
+		<-pingErr
+		ln.Close()
+		perfLn.Close()
+		return err
+	}
+	b.ToolsPort, b.UDPort = cfg.ToolsPort, cfg.UDPort
 	if ready != nil {
 		ready(b)
 	}
 
 	var accepting sync.WaitGroup
-	accepting.Add(2)
+	accepting.Add(3)
+	go func() {
+		defer accepting.Done()
+		cfg.answerTools(ctx, tools)
+	}()
 	go func() {
 		defer accepting.Done()
 		cfg.accept(ctx, ln, TestDemo, cfg.demoSession)

@@ -404,8 +404,26 @@ func (id *CMID) Connect(p *rdma.ConnParam) error {
 	}
 	child := &CMID{f: f, ch: l.ch, ps: id.ps, dev: dev, local: id.remote, remote: id.local, peer: id, request: true}
 	id.peer = child
-	l.raise(rdma.CMEvent{Type: rdma.CMEventConnectRequest, ID: child, Listen: l})
+	ev := rdma.CMEvent{Type: rdma.CMEventConnectRequest, ID: child, Listen: l}
+	if id.ps != rdma.PortSpaceUDP {
+		ev.Conn = requested(p)
+	}
+	l.raise(ev)
 	return nil
+}
+
+// maxRDAtomic is the RDMA read depth librdmacm offers for a device when
+// the program gives no connection parameters (rdma_rxe's).
+const maxRDAtomic = 128
+
+// requested is what the passive side of a connect request with p sees:
+// the client's depths swapped, and librdmacm's defaults for a nil p.
+func requested(p *rdma.ConnParam) *rdma.ConnParam {
+	if p == nil {
+		return &rdma.ConnParam{ResponderResources: maxRDAtomic, InitiatorDepth: maxRDAtomic, RetryCount: 7, RNRRetryCount: 7}
+	}
+	return &rdma.ConnParam{ResponderResources: p.InitiatorDepth, InitiatorDepth: p.ResponderResources,
+		RetryCount: min(p.RetryCount, 7), RNRRetryCount: min(p.RNRRetryCount, 7)}
 }
 
 // Accept answers a connect request. On UD the client's ESTABLISHED

@@ -41,6 +41,11 @@ type Config struct {
 	Count    int // pings per peer
 	System   System
 	RDMA     rdma.Stack
+
+	// CM adds the ucmatose (RC) and udaddy (UD) checks against the
+	// peers' ToolsPort and UDPort.
+	CM                bool
+	ToolsPort, UDPort int
 }
 
 // localChecks are the doctor checks that hold for every route: the
@@ -115,6 +120,9 @@ func PerPeer(cfg Config) []smoke.Check {
 		checks = append(checks, smoke.Check{Name: CheckPingpong, Run: func(ctx context.Context, peer string) smoke.Result {
 			return cfg.pingpong(ctx, routeOf(peer))
 		}})
+	}
+	if cfg.CM {
+		checks = append(checks, cfg.cmChecks(routeOf)...)
 	}
 	return checks
 }

@@ -145,10 +145,13 @@ func (o *Options) loopback(ctx context.Context) (stop func(), ip netip.Addr, err
 	sctx, cancel := context.WithCancel(ctx)
 	bound := make(chan serve.Bound, 1)
 	done := make(chan error, 1)
+	cfg := serve.Config{Addr: ip.String(), Timeout: o.Timeout, RDMA: o.RDMA, Devices: serve.SysfsDevices}
+	if o.CM {
+		// rdma_cm ports: no free one to pick, the checks' own.
+		cfg.ToolsPort, cfg.UDPort = o.ToolsPort, o.UDPort
+	}
 	go func() {
-		done <- serve.Run(sctx, serve.Config{
-			Addr: ip.String(), Timeout: o.Timeout, RDMA: o.RDMA, Devices: serve.SysfsDevices,
-		}, func(b serve.Bound) { bound <- b })
+		done <- serve.Run(sctx, cfg, func(b serve.Bound) { bound <- b })
 	}()
 	select {
 	case b := <-bound:

@@ -1,0 +1,224 @@
+package cm
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+// A long-running responder (rdmactl serve) answers the tools' clients one
+// connect request at a time: Listen, then Next and Answer for each.
+
+// The message count and size the tools send by default, which a
+// responder answers: their clients do not tell theirs.
+const (
+	DefaultCount = 10
+	DefaultSize  = 100
+)
+
+// Listener takes connect requests in one port space.
+type Listener struct {
+	cm rdma.CM
+	ps rdma.PortSpace
+	ec rdma.EventChannel
+	id rdma.CMID
+}
+
+// Listen listens on addr (empty: every address) and port in port space
+// ps: rdma.PortSpaceUDP for udaddy clients, rdma.PortSpaceTCP for
+// ucmatose and rdma_client ones.
+func Listen(c rdma.CM, addr string, port int, ps rdma.PortSpace) (*Listener, error) {
+	at, err := passiveAddr(c, addr, strconv.Itoa(port))
+	if err != nil {
+		return nil, err
+	}
+	ec, err := c.CreateEventChannel()
+	if err != nil {
+		return nil, err
+	}
+	l := &Listener{cm: c, ps: ps, ec: ec}
+	psc, ok := ec.(rdma.PortSpaceChannel)
+	switch {
+	case ok:
+		l.id, err = psc.CreateIDIn(ps)
+	case ps == rdma.PortSpaceTCP:
+		l.id, err = ec.CreateID()
+	default:
+		err = &rdma.Error{Op: "rdma_create_id", Errno: syscall.EINVAL}
+	}
+	if err == nil {
+		if err = l.id.Bind(at); err == nil {
+			err = l.id.Listen(0)
+		}
+	}
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close stops listening. Requests already taken live on.
+func (l *Listener) Close() {
+	if l.id != nil {
+		_ = l.id.Close()
+	}
+	_ = l.ec.Close()
+}
+
+// Request is one client's connect request, on its own event channel.
+type Request struct {
+	// Tool is the client's tool as told by its request: "udaddy",
+	// "ucmatose" or "rdma_client".
+	Tool string
+	Peer netip.AddrPort
+	cm   rdma.CM
+	id   rdma.CMID
+	ec   rdma.EventChannel
+	err  error // the request could not be moved to its channel
+}
+
+// Next waits up to poll for a connect request: nil when none came.
+func (l *Listener) Next(poll time.Duration) (*Request, error) {
+	ev, err := l.ec.GetEvent(poll)
+	if err == rdma.ErrTimeout {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ev.Type != rdma.CMEventConnectRequest {
+		return nil, nil
+	}
+	r := &Request{Tool: ToolOf(l.ps, ev.Conn), Peer: ev.ID.PeerAddr(), cm: l.cm, id: ev.ID}
+	if r.ec, r.err = l.cm.CreateEventChannel(); r.err == nil {
+		if r.err = ev.ID.Migrate(r.ec); r.err != nil {
+			_ = r.ec.Close()
+			r.ec = nil
+		}
+	}
+	return r, nil
+}
+
+// ToolOf is the client tool a connect request comes from. UDP port space
+// requests are udaddy's. On TCP, rdma_client connects without parameters
+// and so with librdmacm's defaults, a retry and an RNR retry count of 7;
+// ucmatose asks for a retry count of 5 and no RNR retries.
+func ToolOf(ps rdma.PortSpace, conn *rdma.ConnParam) string {
+	switch {
+	case ps == rdma.PortSpaceUDP:
+		return "udaddy"
+	case conn != nil && conn.RetryCount == 7 && conn.RNRRetryCount == 7:
+		return "rdma_client"
+	}
+	return "ucmatose"
+}
+
+// Refuse turns the request away.
+func (r *Request) Refuse() {
+	if dg, ok := r.id.(rdma.DatagramID); ok {
+		_ = dg.Reject()
+	}
+	r.release()
+}
+
+func (r *Request) release() {
+	_ = r.id.Close()
+	if r.ec != nil {
+		_ = r.ec.Close()
+	}
+}
+
+// Result is how answering one client went.
+type Result struct {
+	OK       bool
+	Messages int // sent and received
+	Error    string
+	Hint     string
+}
+
+// Answer runs the server side of the request's tool (udaddy, ucmatose
+// or rdma_server) for this one client, with the tools' default message
+// count and size, each wait bounded by timeout, until the client is done
+// or stop closes. It releases everything it made.
+func (r *Request) Answer(timeout time.Duration, stop <-chan struct{}) Result {
+	if r.err != nil {
+		r.release()
+		return Result{Error: r.err.Error()}
+	}
+	var errOut bytes.Buffer
+	o := &Options{Tool: r.Tool, Connections: 1, Count: DefaultCount, Size: DefaultSize, PortSpace: rdma.PortSpaceTCP,
+		Timeout: timeout, Stop: stop, Out: io.Discard, ErrOut: &errOut, CM: r.cm}
+	var (
+		ret      int
+		fail     failure
+		messages int
+		name     string
+	)
+	if r.Tool == "rdma_client" {
+		e := newEndpoint(o, "rdma_server")
+		e.ec, e.id = r.ec, r.id
+		if ret = e.answer(); ret == 0 && !e.timed {
+			messages = 2
+		}
+		e.close()
+		fail, name = e.fail, "rdma_client"
+	} else {
+		ud := r.Tool == "udaddy"
+		if ud {
+			o.PortSpace = rdma.PortSpaceUDP
+		}
+		t := newNodeTest(o, "cmatose", ud)
+		if ud {
+			t.name = "udaddy"
+		}
+		t.ec, t.started = r.ec, time.Now()
+		ret = t.answer(r.id)
+		adopted := t.nodes[0].id != nil
+		t.closeNodes()
+		if !adopted {
+			_ = r.id.Close()
+		}
+		if t.timedOut && ret == 0 {
+			ret = 1
+		}
+		fail, messages, name = t.fail, t.messages, r.Tool
+	}
+	_ = r.ec.Close()
+	if ret == 0 {
+		return Result{OK: true, Messages: messages}
+	}
+	res := Result{Error: fail.message(), Hint: fail.hint(name, "")}
+	switch {
+	case fail.Call == errStopped:
+		res.Hint = ""
+	case fail.Timeout != 0 && r.Tool != "rdma_client":
+		res.Hint = fmt.Sprintf("the client stopped answering within the timeout: is it still running, and with %s's default message count and size (-C %d -S %d), the only ones answered here?",
+			r.Tool, DefaultCount, DefaultSize)
+	}
+	if res.Error == "" {
+		line, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n")
+		res.Error = line
+	}
+	if res.Error == "" {
+		res.Error = fmt.Sprintf("return status %d", ret)
+	}
+	return res
+}
+
+// answer is the server for one connect request, id, already taken.
+func (t *nodeTest) answer(id rdma.CMID) int {
+	t.nodes = []*node{{}}
+	t.connectsLeft = 1
+	if ret := t.connectHandler(id); ret != 0 {
+		return ret
+	}
+	return t.exchange(nil)
+}
