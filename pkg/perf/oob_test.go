@@ -192,34 +192,10 @@ func TestBWReportCheck(t *testing.T) {
 	}
 }
 
-// loopbackPair is a connected TCP pair on 127.0.0.1.
-func loopbackPair(t *testing.T) (a, b net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	if a, err = net.Dial("tcp4", ln.Addr().String()); err != nil {
-		t.Fatal(err)
-	}
-	b = <-accepted
-	if b == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	return a, b
-}
-
 // Linger waits for the peer to end the connection, as ib_write_lat does
 // when it exits, and no longer.
 func TestLingerWaitsForThePeersClose(t *testing.T) {
-	a, b := loopbackPair(t)
+	a, b := tcpPair(t)
 	time.AfterFunc(200*time.Millisecond, func() { b.Close() })
 	begin := time.Now()
 	NewOOB(a, true, false, time.Second).Linger(10 * time.Second)
@@ -231,7 +207,7 @@ func TestLingerWaitsForThePeersClose(t *testing.T) {
 // Two rdmactl sides lingering part at once: each half-close ends the
 // other's wait.
 func TestLingerOnBothSidesPartsAtOnce(t *testing.T) {
-	a, b := loopbackPair(t)
+	a, b := tcpPair(t)
 	begin := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -248,14 +224,14 @@ func TestLingerOnBothSidesPartsAtOnce(t *testing.T) {
 // A peer that stays silent and never closes holds this side until the
 // bound, and one that keeps sending no longer either.
 func TestLingerIsBounded(t *testing.T) {
-	a, _ := loopbackPair(t)
+	a, _ := tcpPair(t)
 	begin := time.Now()
 	NewOOB(a, true, false, time.Second).Linger(300 * time.Millisecond)
 	if took := time.Since(begin); took < 250*time.Millisecond || took > 5*time.Second {
 		t.Errorf("Linger returned after %v against a silent peer; bound 300ms", took)
 	}
 
-	a, b := loopbackPair(t)
+	a, b := tcpPair(t)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
