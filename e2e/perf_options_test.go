@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,6 +31,37 @@ var perfOptionCases = []struct {
 	{"write_bw", "-D 4 -f 1", nil},
 	{"write_bw", "-l 4", headerHas(" Post List       : 4\n CQ Moderation   : 4\n")},
 	{"send_bw", "-l 4", headerHas("                    Send Post List BW Test\n")},
+	{"write_bw", "-I 64 -s 64", inlineRun("write_bw", 64)},
+	{"send_bw", "-I 128 -s 100", inlineRun("send_bw", 128)},
+	{"write_lat", "-I 220", inlineRun("write_lat", 220)},
+	{"send_lat", "-I 236", inlineRun("send_lat", 236)},
+}
+
+// inlineRun: rdmactl names -I's size in its header and runs the test as
+// usual (perftest turns -I off on rxe, a device it does not know, and
+// says so on stderr).
+func inlineRun(test string, n int) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		if want := fmt.Sprintf(" Max inline data : %d[B]\n", n); !strings.Contains(r.Stdout, want) {
+			t.Errorf("rdmactl %s lacks %q:\n%s", side, want, r.Stdout)
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+	}
+}
+
+// TestSinglePerfInlineBeyondDevice: -I above what rxe's QPs hold inline
+// fails at ibv_create_qp on both sides, with the hint to lower -I.
+func TestSinglePerfInlineBeyondDevice(t *testing.T) {
+	srv, cli := perfPair(t, "write_bw", "rdmactl", "rdmactl", singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-I", "1024", "-s", "64")
+	for side, r := range map[string]result{"server": srv, "client": cli} {
+		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
+			t.Errorf("%s -I 1024: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
+		}
+	}
 }
 
 func headerHas(s string) func(*testing.T, string, result, result) {

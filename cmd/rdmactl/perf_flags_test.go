@@ -110,7 +110,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-D", "4", "-f", "2"}, "please check that DURATION > 2*MARGIN"},
 		{[]string{"write_bw", "-f", "-1"}, "-f -1: Margin must be non-negative int"},
 		{[]string{"write_bw", "-T", "5"}, "-T 5: TOS only valid for rdma_cm based QP and RawEth QP"},
-		{[]string{"write_bw", "-I", "64"}, "--inline_size: rdmactl posts no inline data yet"},
+		{[]string{"write_bw", "-I", "1025"}, "-I 1025: Max inline should be between 0 and 1024"},
+		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 1024"},
+		{[]string{"read_bw", "-I", "0"}, "-I 0: Inline feature not available on READ/Atomic verbs"},
+		{[]string{"atomic_lat", "-I", "8"}, "-I 8: Inline feature not available on READ/Atomic verbs"},
 		{[]string{"write_bw", "-W", "counters/port_xmit_data"}, "--report-counters: rdmactl reports no port counters yet"},
 	} {
 		_, err := runPerfCmd(t, append(c.args, "10.9.0.1")...)
@@ -121,6 +124,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "0", "-c", "RC", "--output=bandwidth", "10.9.0.1")
 	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
 		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "--inline_size=236", "10.9.0.1")
+	if err != nil || o.InlineSize != 236 {
+		t.Errorf("send_lat --inline_size=236: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "write_bw", "-l", "4", "-n", "100", "10.9.0.1")
 	if err != nil || o.PostList != 4 {

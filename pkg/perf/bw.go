@@ -62,7 +62,7 @@ func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
 	t, err := runStream(s.ep, Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
-		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
+		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
 	})
 	if err != nil {
 		return BWReport{}, s.dataErr(err)

@@ -144,6 +144,16 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 1024 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.InlineSize < 0 || v.InlineSize > maxInline:
+				return refuse("-I", v.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))
+			case t.fetches():
+				return refuse("-I", v.InlineSize, "Inline feature not available on READ/Atomic verbs")
+			}
+			return nil
+		}},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -154,7 +164,6 @@ var Flags = []Flag{
 	{Long: "bidirectional", Short: "b", Refused: "rdmactl measures one direction only", Check: bwOnly("-b", " Bidirectional is only available in BW test")},
 	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
 	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
-	{Long: "inline_size", Short: "I", TakesArg: true, Refused: "rdmactl posts no inline data yet"},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
 	{Long: "tos", Short: "T", TakesArg: true, Refused: "rdmactl sets no type of service yet",
 		Check: func(t Test, v *FlagValues) error {

@@ -85,7 +85,7 @@ func (s *session) pingPong(size int) error {
 	p := PingPong{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
 		LocalOff: s.r.BufSize, RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
-		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout,
+		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout, Inline: s.r.inline(size),
 	}
 	if s.r.Duration > 0 {
 		rep, err := s.pinger.runFor(p, s.r.Duration, s.r.margin())

@@ -43,6 +43,9 @@ type Options struct {
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 	PostList     int    // -l; 0 means 1
+	// InlineSize is -I: messages of up to this many bytes travel in the
+	// work request (IBV_SEND_INLINE); 0 sends none inline.
+	InlineSize int
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -73,6 +76,7 @@ const (
 	cacheLine       = 64
 	noPeakIters     = 20000
 	atomicSize      = 8
+	maxInline       = 1024
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -206,6 +210,12 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
+	if r.InlineSize < 0 || r.InlineSize > maxInline {
+		return r, refuse("-I", r.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))
+	}
+	if r.InlineSize > 0 && o.Test.fetches() {
+		return r, refuse("-I", r.InlineSize, "Inline feature not available on READ/Atomic verbs")
+	}
 	if r.TxDepth == 0 {
 		r.TxDepth = defTxBW
 		if o.Test.Latency() {
@@ -308,6 +318,9 @@ func (r Resolved) qpTimeout() uint8 {
 	}
 	return defQPTimeout
 }
+
+// inline says whether messages of size bytes travel in the request.
+func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send
 // from, BufSize for the peer's messages.

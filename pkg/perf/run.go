@@ -264,9 +264,18 @@ func (s *session) prepare() error {
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+		MaxInline: s.r.InlineSize,
 	})
 	if err != nil {
+		if s.r.InlineSize > 0 {
+			return hinted(err, fmt.Sprintf("the device may hold less inline data than -I %d: try a smaller -I", s.r.InlineSize))
+		}
 		return err
+	}
+	if got := s.ep.MaxInline(); got < s.r.InlineSize {
+		// perftest's words, and it goes on with what the device gave
+		fmt.Fprintf(s.out, "  Actual inline-size(%d) < requested inline-size(%d)\n", got, s.r.InlineSize)
+		s.r.InlineSize = got
 	}
 	outReads := 1
 	if s.r.Test.fetches() {
@@ -299,7 +308,7 @@ func (s *session) prepare() error {
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
-		Atomic: s.r.AtomicType, PostList: s.r.PostList,
+		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize,
 	})
 	return nil
 }
