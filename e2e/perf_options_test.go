@@ -35,6 +35,8 @@ var perfOptionCases = []struct {
 	{"send_bw", "-I 128 -s 100", inlineRun("send_bw", 128)},
 	{"write_lat", "-I 220", inlineRun("write_lat", 220)},
 	{"send_lat", "-I 236", inlineRun("send_lat", 236)},
+	{"write_bw", "--tclass 106", nil},
+	{"send_lat", "--tclass 106", nil},
 }
 
 // inlineRun: rdmactl names -I's size in its header and runs the test as
@@ -127,5 +129,23 @@ func TestSinglePerfOptionsInterop(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSinglePerfTOS: -R -T 96 against the real perftest in both roles:
+// both run, and rdmactl's header names the TOS as perftest's does. (The
+// TOS itself shows nowhere in this VM: iproute2 prints no cm_id's TOS,
+// and rxe loops local traffic back without a packet.)
+func TestSinglePerfTOS(t *testing.T) {
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		t.Run(roles[0]+"-server", func(t *testing.T) {
+			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cmPair(t), "-R", "-T", "96", "-d", "rxe0", "-x", ownGID(t), "-n", "20")
+			checkPerf(t, "write_bw", srv, cli)
+			for i, r := range []result{srv, cli} {
+				if !strings.Contains(r.Stdout, " Data ex. method : rdma_cm \tTOS    : 96\n") {
+					t.Errorf("%s-%s header lacks the TOS:\n%s", roles[i], []string{"server", "client"}[i], r.Stdout)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -110,6 +111,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-D", "4", "-f", "2"}, "please check that DURATION > 2*MARGIN"},
 		{[]string{"write_bw", "-f", "-1"}, "-f -1: Margin must be non-negative int"},
 		{[]string{"write_bw", "-T", "5"}, "-T 5: TOS only valid for rdma_cm based QP and RawEth QP"},
+		{[]string{"write_bw", "-R", "-T", "256"}, "-T 256: TOS should be between 0 and 255"},
 		{[]string{"write_bw", "-I", "1025"}, "-I 1025: Max inline should be between 0 and 1024"},
 		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 1024"},
 		{[]string{"read_bw", "-I", "0"}, "-I 0: Inline feature not available on READ/Atomic verbs"},
@@ -124,6 +126,20 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "0", "-c", "RC", "--output=bandwidth", "10.9.0.1")
 	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
 		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
+	}
+	// rdmactl's own bounds of --tclass are usage errors
+	for _, args := range [][]string{{"write_bw", "--tclass", "256"}, {"write_bw", "-R", "--tclass", "8"}} {
+		if _, err := runPerfCmd(t, append(args, "10.9.0.1")...); cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(fmt.Sprint(err), "--tclass") {
+			t.Errorf("%q: exit %d (%v), want 2 and a line about --tclass", args, cli.ExitCode(err), err)
+		}
+	}
+	o, err = runPerfCmd(t, "write_bw", "-R", "-T", "96", "10.9.0.1")
+	if err != nil || o.TOS == nil || *o.TOS != 96 {
+		t.Errorf("write_bw -R -T 96: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "write_bw", "--tclass", "106", "10.9.0.1")
+	if err != nil || o.TrafficClass != 106 || o.TOS != nil {
+		t.Errorf("write_bw --tclass 106: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "send_lat", "--inline_size=236", "10.9.0.1")
 	if err != nil || o.InlineSize != 236 {

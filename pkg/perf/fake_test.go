@@ -26,6 +26,9 @@ type fakeStack struct {
 	streams int
 	// inlined counts the requests posted with their payload inline.
 	inlined int
+	// the types of service set on ids (-T) and the traffic classes of
+	// the RTR transitions (--tclass)
+	tos, tclasses []uint8
 	// dropRecvs makes every SEND fail with RNR retries exceeded.
 	dropRecvs bool
 	// rdma_cm: the listeners by port, the ConnParams sent, the RNR timers
@@ -137,6 +140,11 @@ func (e *fakeEndpoint) postInline(inline bool, size uint32, n int) error {
 func (e *fakeEndpoint) ToRTR(qp int, a rdma.RTRAttr) error {
 	if a.GRH != nil && a.GRH.DGID != loopbackGID {
 		return fmt.Errorf("RTR towards GID %v", a.GRH.DGID)
+	}
+	if a.GRH != nil {
+		e.f.mu.Lock()
+		e.f.tclasses = append(e.f.tclasses, a.GRH.TrafficClass)
+		e.f.mu.Unlock()
 	}
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
@@ -593,7 +601,16 @@ func (id *fakeCMID) Establish() error {
 	return nil
 }
 
-func (id *fakeCMID) Disconnect() error        { return nil }
+func (id *fakeCMID) Disconnect() error { return nil }
+func (id *fakeCMID) SetTOS(tos uint8) error {
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	if !id.dst.IsValid() {
+		return errors.New("TOS set before the address was resolved")
+	}
+	id.f.tos = append(id.f.tos, tos)
+	return nil
+}
 func (id *fakeCMID) Context() rdma.Context    { return fakeCMContext{} }
 func (id *fakeCMID) PeerAddr() netip.AddrPort { return id.dst }
 

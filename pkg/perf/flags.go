@@ -20,6 +20,7 @@ type FlagValues struct {
 	Version      bool   // -V
 	MarginSecs   int    // -f
 	QPTimeout    int    // -u
+	TOS          int    // -T
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -154,6 +155,17 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "tos", Short: "T", Usage: "with -R: the rdma_cm connections' type of service, 0 to 255 (default: none set)", Value: func(v *FlagValues) any { return &v.TOS },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.TOS < 0 || v.TOS > maxTOS:
+				return refuse("-T", v.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
+			case !v.RDMACM:
+				return refuse("-T", v.TOS, "TOS only valid for rdma_cm based QP and RawEth QP")
+			}
+			return nil
+		}},
+	{Long: "tclass", Usage: "without -R: the traffic class in the QPs' GRH, 0 to 255 (default 0)", Value: func(v *FlagValues) any { return &v.TrafficClass }},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -165,14 +177,6 @@ var Flags = []Flag{
 	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
 	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
-	{Long: "tos", Short: "T", TakesArg: true, Refused: "rdmactl sets no type of service yet",
-		Check: func(t Test, v *FlagValues) error {
-			if !v.RDMACM {
-				return refuse("-T", v.refusedArg, "TOS only valid for rdma_cm based QP and RawEth QP")
-			}
-			return nil
-		}},
-	{Long: "tclass", TakesArg: true, Refused: "rdmactl sets no traffic class yet"},
 	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
 	{Long: "report-counters", Short: "W", TakesArg: true, Refused: "rdmactl reports no port counters yet"},
 	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},
@@ -303,6 +307,9 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("qp-timeout") {
 		o.QPTimeout = &v.QPTimeout
+	}
+	if given("tos") {
+		o.TOS = &v.TOS
 	}
 	if o.IBPort < 1 {
 		return o, refuse("-i", o.IBPort, "IB Port can't be less than 1")

@@ -46,6 +46,12 @@ type Options struct {
 	// InlineSize is -I: messages of up to this many bytes travel in the
 	// work request (IBV_SEND_INLINE); 0 sends none inline.
 	InlineSize int
+	// TOS is -T with -R: the rdma_cm connections' type of service; nil
+	// sets none.
+	TOS *int
+	// TrafficClass is --tclass: the GRH's traffic class of the QPs
+	// connected without rdma_cm.
+	TrafficClass int
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -77,6 +83,7 @@ const (
 	noPeakIters     = 20000
 	atomicSize      = 8
 	maxInline       = 1024
+	maxTOS          = 255
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -209,6 +216,18 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
+	}
+	if r.TOS != nil && (*r.TOS < 0 || *r.TOS > maxTOS) {
+		return r, refuse("-T", *r.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
+	}
+	if r.TOS != nil && !r.RDMACM {
+		return r, refuse("-T", *r.TOS, "TOS only valid for rdma_cm based QP and RawEth QP")
+	}
+	if r.TrafficClass < 0 || r.TrafficClass > 255 {
+		return r, fmt.Errorf("--tclass %d: the traffic class is 0 to 255", r.TrafficClass)
+	}
+	if r.TrafficClass != 0 && r.RDMACM {
+		return r, fmt.Errorf("--tclass with -R: rdma_cm sets the QPs' traffic class; give -T for it")
 	}
 	if r.InlineSize < 0 || r.InlineSize > maxInline {
 		return r, refuse("-I", r.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))

@@ -33,6 +33,7 @@ type HeaderInfo struct {
 	Ethernet bool
 	GIDIndex int // -1: none
 	Inline   int
+	TOS      *int // -T, named after the exchange method with -R
 	OutReads int
 	RDMACM   bool
 	Events   bool   // -e
@@ -100,7 +101,11 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 		onOff, method = "ON", "rdma_cm"
 	}
 	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
-	fmt.Fprintf(&b, " Data ex. method : %s\n", method)
+	fmt.Fprintf(&b, " Data ex. method : %s", method)
+	if h.RDMACM && h.TOS != nil {
+		fmt.Fprintf(&b, " \tTOS    : %d", *h.TOS)
+	}
+	b.WriteString("\n")
 	if h.RDMACM && !h.Client {
 		b.WriteString(resultLine)
 		b.WriteString(" Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n")
