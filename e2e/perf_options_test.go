@@ -37,6 +37,31 @@ var perfOptionCases = []struct {
 	{"send_lat", "-I 236", inlineRun("send_lat", 236)},
 	{"write_bw", "--tclass 106", nil},
 	{"send_lat", "--tclass 106", nil},
+	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+}
+
+var counterLine = regexp.MustCompile(`(?m)^\t(hw_counters/\w+)=(\d+)$`)
+
+// countersLike: -W prints the counters' blocks as perftest does (the same
+// names in the same order, each block after a row and closed by a blank
+// line), and the packets this run sent show in rdmactl's.
+func countersLike(t *testing.T, side string, r, peer result) {
+	names := func(out string) (ns []string) {
+		for _, m := range counterLine.FindAllStringSubmatch(out, -1) {
+			ns = append(ns, m[1])
+		}
+		return ns
+	}
+	ours, theirs := names(r.Stdout), names(peer.Stdout)
+	if len(ours) == 0 || strings.Join(ours, ",") != strings.Join(theirs, ",") {
+		t.Errorf("rdmactl %s printed counters %q, perftest %q:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+		return
+	}
+	if !regexp.MustCompile(`\n\thw_counters/sent_pkts=[1-9]\d*\n\thw_counters/rcvd_pkts=\d+\n\n`).MatchString(r.Stdout) {
+		t.Errorf("rdmactl %s: no block with a rise of sent_pkts:\n%s", side, r.Stdout)
+	}
 }
 
 // inlineRun: rdmactl names -I's size in its header and runs the test as

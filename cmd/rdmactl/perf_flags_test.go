@@ -116,7 +116,6 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 1024"},
 		{[]string{"read_bw", "-I", "0"}, "-I 0: Inline feature not available on READ/Atomic verbs"},
 		{[]string{"atomic_lat", "-I", "8"}, "-I 8: Inline feature not available on READ/Atomic verbs"},
-		{[]string{"write_bw", "-W", "counters/port_xmit_data"}, "--report-counters: rdmactl reports no port counters yet"},
 	} {
 		_, err := runPerfCmd(t, append(c.args, "10.9.0.1")...)
 		if cli.ExitCode(err) != cli.ExitFailed || err == nil || err.Error() != c.want {
@@ -132,6 +131,14 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		if _, err := runPerfCmd(t, append(args, "10.9.0.1")...); cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(fmt.Sprint(err), "--tclass") {
 			t.Errorf("%q: exit %d (%v), want 2 and a line about --tclass", args, cli.ExitCode(err), err)
 		}
+	}
+	// and of -W's names
+	if _, err := runPerfCmd(t, "write_bw", "-W", "../../x", "10.9.0.1"); cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(fmt.Sprint(err), `-W "../../x"`) {
+		t.Errorf("-W ../../x: exit %d (%v), want 2 and a line about -W", cli.ExitCode(err), err)
+	}
+	o, err = runPerfCmd(t, "write_bw", "-W", "hw_counters/sent_pkts,counters/port_xmit_data", "10.9.0.1")
+	if err != nil || o.ReportCounters != "hw_counters/sent_pkts,counters/port_xmit_data" {
+		t.Errorf("-W hw_counters/sent_pkts,counters/port_xmit_data: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "write_bw", "-R", "-T", "96", "10.9.0.1")
 	if err != nil || o.TOS == nil || *o.TOS != 96 {

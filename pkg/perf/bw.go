@@ -27,7 +27,9 @@ func (s *session) runRDMABW() error {
 		if err := rep.Check(); err != nil {
 			return hinted(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
 		s.result.addBW(rep)
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
@@ -41,7 +43,9 @@ func (s *session) runRDMABW() error {
 		if err != nil {
 			return err
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -119,7 +123,9 @@ func (s *session) runSendBW() error {
 				return err
 			}
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
 		if s.r.All { // ib_send_bw -a syncs after every size
 			if err := s.sync(); err != nil {
 				return err
@@ -135,7 +141,7 @@ func (s *session) runSendBW() error {
 
 // printBW prints a bandwidth result: its row, or with --output the one
 // number asked for.
-func (s *session) printBW(rep BWReport) {
+func (s *session) printBW(rep BWReport) error {
 	switch s.r.Output {
 	case "bandwidth":
 		fmt.Fprintf(s.numOut, "%f\n", rep.BWAvg)
@@ -144,4 +150,5 @@ func (s *session) printBW(rep BWReport) {
 	default:
 		WriteBWRow(s.out, rep)
 	}
+	return s.printCounters(rep.Size)
 }

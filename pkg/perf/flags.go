@@ -21,6 +21,7 @@ type FlagValues struct {
 	MarginSecs   int    // -f
 	QPTimeout    int    // -u
 	TOS          int    // -T
+	CounterList  string // -W
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -166,6 +167,13 @@ var Flags = []Flag{
 			return nil
 		}},
 	{Long: "tclass", Usage: "without -R: the traffic class in the QPs' GRH, 0 to 255 (default 0)", Value: func(v *FlagValues) any { return &v.TrafficClass }},
+	{Long: "report-counters", Short: "W", Usage: `after each result row, print how far these port counters moved: "hw_counters/NAME,counters/NAME"`, Value: func(v *FlagValues) any { return &v.CounterList },
+		Check: func(t Test, v *FlagValues) error {
+			if _, err := ParseReportCounters(v.CounterList); err != nil {
+				return &UsageError{err}
+			}
+			return nil
+		}},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -178,7 +186,6 @@ var Flags = []Flag{
 	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
 	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
-	{Long: "report-counters", Short: "W", TakesArg: true, Refused: "rdmactl reports no port counters yet"},
 	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},
 	{Long: "limit_msgrate", Short: "y", TakesArg: true, Refused: "rdmactl has no message rate verifier yet"},
 	{Long: "com_rdma_cm", Short: "z", Refused: "rdmactl exchanges over TCP or connects with rdma_cm (-R), not rdma_cm for the exchange only"},
@@ -310,6 +317,9 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("tos") {
 		o.TOS = &v.TOS
+	}
+	if given("report-counters") {
+		o.ReportCounters = v.CounterList
 	}
 	if o.IBPort < 1 {
 		return o, refuse("-i", o.IBPort, "IB Port can't be less than 1")

@@ -99,7 +99,7 @@ func (s *session) pingPong(size int) error {
 		}
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
 		s.result.addCPU(cpu.since(), rep.Iters)
-		return nil
+		return s.printCounters(rep.Size)
 	}
 	posted, err := s.pinger.run(p)
 	if err != nil {
@@ -116,5 +116,5 @@ func (s *session) pingPong(size int) error {
 	}
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
-	return nil
+	return s.printCounters(rep.Size)
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// TrafficClass is --tclass: the GRH's traffic class of the QPs
 	// connected without rdma_cm.
 	TrafficClass int
+	// ReportCounters is -W's list of port counters, comma-separated
+	// (hw_counters/NAME or counters/NAME), whose change is printed after
+	// each result row; "" reports none.
+	ReportCounters string
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -228,6 +232,11 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.TrafficClass != 0 && r.RDMACM {
 		return r, fmt.Errorf("--tclass with -R: rdma_cm sets the QPs' traffic class; give -T for it")
+	}
+	if r.ReportCounters != "" {
+		if _, err := ParseReportCounters(r.ReportCounters); err != nil {
+			return r, err
+		}
 	}
 	if r.InlineSize < 0 || r.InlineSize > maxInline {
 		return r, refuse("-I", r.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))

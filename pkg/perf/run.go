@@ -48,6 +48,8 @@ type session struct {
 	cmData   *cmData
 	cmPort   uint16
 	cmServer netip.AddrPort
+	// -W's counters, nil without it
+	repCounters *reportCounters
 }
 
 // Run runs one side of the test on v (the factory's rdma.Stack). Output
@@ -187,7 +189,25 @@ func (s *session) openDevice(v rdma.Verbs) error {
 				"list the GIDs with 'rdmactl gids' or use -x auto")
 		}
 	}
+	if s.r.ReportCounters != "" {
+		names, err := ParseReportCounters(s.r.ReportCounters)
+		if err != nil {
+			return err
+		}
+		s.repCounters, err = openReportCounters(s.r.Counters, s.devName, s.r.IBPort, names)
+		return err
+	}
 	return nil
+}
+
+// printCounters prints -W's counters after the result row of size bytes.
+func (s *session) printCounters(size uint64) error {
+	if s.repCounters == nil {
+		return nil
+	}
+	ch, err := s.repCounters.print(s.numOut, size)
+	s.result.ReportCounters = append(s.result.ReportCounters, ch...)
+	return err
 }
 
 // connectTCP opens the out-of-band connection: the server accepts one
