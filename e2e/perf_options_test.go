@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,41 @@ var perfOptionCases = []struct {
 	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_lat", "-C", cyclesLike},
+	{"write_lat", "-C -H", cyclesLike},
+}
+
+// cyclesLike: -C prints perftest's table heading (its [usec] labels kept)
+// and rows in cycles: rdmactl's typical latency within a factor of 20 of
+// perftest's in the same VM, where microseconds would be a thousand times
+// smaller; with -H both list the samples in cycles.
+func cyclesLike(t *testing.T, side string, r, peer result) {
+	head := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, " #bytes") {
+				return l
+			}
+		}
+		return ""
+	}
+	if h := head(r.Stdout); h == "" || h != head(peer.Stdout) {
+		t.Errorf("rdmactl %s heading %q, perftest %q", side, h, head(peer.Stdout))
+	}
+	typical := func(out string) float64 {
+		f := strings.Fields(latRow.FindString(out))
+		if len(f) < 5 {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(f[4], 64)
+		return v
+	}
+	ours, theirs := typical(r.Stdout), typical(peer.Stdout)
+	if ours <= 0 || theirs <= 0 || ours > 20*theirs || theirs > 20*ours {
+		t.Errorf("-C t_typical: rdmactl %s %.2f, perftest %.2f cycles:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+	}
+	if strings.Contains(peer.Stdout, "#, cycles\n") != strings.Contains(r.Stdout, "#, cycles\n") {
+		t.Errorf("-C samples: rdmactl %s and perftest differ:\n%s\n%s", side, r.Stdout, peer.Stdout)
+	}
 }
 
 var counterLine = regexp.MustCompile(`(?m)^\t(hw_counters/\w+)=(\d+)$`)

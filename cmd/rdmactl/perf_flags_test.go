@@ -96,6 +96,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
 		{[]string{"write_bw", "-b"}, "--bidirectional: rdmactl measures one direction only"},
 		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
+		{[]string{"write_bw", "-C"}, "-C : Available only on Latency tests"},
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
 		{[]string{"write_bw", "-U"}, "-U : is Available only on Latency tests"},
 		{[]string{"write_bw", "-e"}, "-e : Events feature not available on WRITE verb"},
@@ -147,6 +148,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err = runPerfCmd(t, "write_bw", "--tclass", "106", "10.9.0.1")
 	if err != nil || o.TrafficClass != 106 || o.TOS != nil {
 		t.Errorf("write_bw --tclass 106: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "-C", "10.9.0.1")
+	if err != nil || !o.Cycles {
+		t.Errorf("send_lat -C: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "send_lat", "--inline_size=236", "10.9.0.1")
 	if err != nil || o.InlineSize != 236 {

@@ -105,14 +105,27 @@ func (s *session) pingPong(size int) error {
 	if err != nil {
 		return s.dataErr(err)
 	}
-	rep := LatencyReport(uint64(size), posted, s.r.Test.rttFactor())
+	rtt := s.r.Test.rttFactor()
+	rep := LatencyReport(uint64(size), posted, rtt)
+	// -C prints cycles (under perftest's [usec] headings, as it does);
+	// --json keeps microseconds.
+	shown, stamps, unit := rep, posted, usecUnit
+	if s.r.Cycles {
+		if s.cpuMHz == 0 {
+			if s.cpuMHz, err = readCPUMHz(); err != nil {
+				return err
+			}
+		}
+		stamps, unit = toCycles(posted, s.cpuMHz), cyclesUnit
+		shown = latencyReportIn(uint64(size), stamps, rtt, unit)
+	}
 	if s.r.Unsorted || s.r.Histogram {
-		WriteSamples(s.out, posted, s.r.Test.rttFactor(), s.r.Unsorted, s.r.Histogram)
+		writeSamplesIn(s.out, stamps, rtt, unit, s.r.Unsorted, s.r.Histogram)
 	}
 	if s.r.Output == "latency" {
-		fmt.Fprintf(s.numOut, "%f\n", rep.Avg)
+		fmt.Fprintf(s.numOut, "%f\n", shown.Avg)
 	} else {
-		WriteLatRow(s.out, rep)
+		WriteLatRow(s.out, shown)
 	}
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)

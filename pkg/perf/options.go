@@ -56,6 +56,9 @@ type Options struct {
 	// (hw_counters/NAME or counters/NAME), whose change is printed after
 	// each result row; "" reports none.
 	ReportCounters string
+	// Cycles is -C: latency rows in CPU cycles (but with -D, which perftest
+	// reports in microseconds still).
+	Cycles bool
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -232,6 +235,9 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.TrafficClass != 0 && r.RDMACM {
 		return r, fmt.Errorf("--tclass with -R: rdma_cm sets the QPs' traffic class; give -T for it")
+	}
+	if r.Cycles && !o.Test.Latency() {
+		return r, refuse("-C", "", "Available only on Latency tests")
 	}
 	if r.ReportCounters != "" {
 		if _, err := ParseReportCounters(r.ReportCounters); err != nil {

@@ -272,6 +272,11 @@ const latTail = 2
 // samples are dropped but t_max is the largest kept one's successor, and
 // the deviation is summed over whole microseconds.
 func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
+	return latencyReportIn(size, posted, rttFactor, usecUnit)
+}
+
+// latencyReportIn is LatencyReport of stamps in unit's terms.
+func latencyReportIn(size uint64, posted []int64, rttFactor int, unit latUnit) LatReport {
 	r := LatReport{Size: size, Iters: uint64(len(posted))}
 	cnt := len(posted) - 1
 	if cnt < latTail+1 {
@@ -282,7 +287,7 @@ func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
 		delta[i] = posted[i+1] - posted[i]
 	}
 	sort.Slice(delta, func(a, b int) bool { return delta[a] < delta[b] })
-	q := 1000.0 * float64(rttFactor)
+	q := unit.perUnit * float64(rttFactor)
 	us := func(v int64) float64 { return float64(v) / q }
 	cnt -= latTail
 	var median int64
@@ -315,6 +320,11 @@ func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
 // order measured) and -H (sorted, the two largest left out) do, then the
 // table's header again, as perftest does before the row.
 func WriteSamples(w io.Writer, posted []int64, rttFactor int, unsorted, histogram bool) {
+	writeSamplesIn(w, posted, rttFactor, usecUnit, unsorted, histogram)
+}
+
+// writeSamplesIn is WriteSamples of stamps in unit's terms.
+func writeSamplesIn(w io.Writer, posted []int64, rttFactor int, unit latUnit, unsorted, histogram bool) {
 	if len(posted) < latTail+2 {
 		return
 	}
@@ -322,10 +332,10 @@ func WriteSamples(w io.Writer, posted []int64, rttFactor int, unsorted, histogra
 	for i := range delta {
 		delta[i] = posted[i+1] - posted[i]
 	}
-	q := 1000.0 * float64(rttFactor)
+	q := unit.perUnit * float64(rttFactor)
 	var b strings.Builder
 	list := func(ds []int64) {
-		b.WriteString("#, usec\n")
+		b.WriteString("#, " + unit.name + "\n")
 		for i, d := range ds {
 			b.WriteString(strconv.Itoa(i+1) + ", " + strconv.FormatFloat(float64(d)/q, 'g', 6, 64) + "\n")
 		}

@@ -50,6 +50,8 @@ type session struct {
 	cmServer netip.AddrPort
 	// -W's counters, nil without it
 	repCounters *reportCounters
+	// -C: the CPU's clock rate, read at the first row
+	cpuMHz float64
 }
 
 // Run runs one side of the test on v (the factory's rdma.Stack). Output
