@@ -43,6 +43,32 @@ var perfOptionCases = []struct {
 	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_lat", "-C", cyclesLike},
 	{"write_lat", "-C -H", cyclesLike},
+	{"write_bw", "-b", bothDirections(false)},
+	{"read_bw", "-b", bothDirections(false)},
+	{"write_bw", "-b --report-both", bothDirections(true)},
+}
+
+// bothDirections: with -b both sides print perftest's Bidirectional title
+// and the same row, the sum of both sides' results; with --report-both
+// each side's own row follows, this side's "Local" being the peer's
+// "Remote".
+func bothDirections(each bool) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		if !strings.Contains(r.Stdout, " Bidirectional BW Test\n") {
+			t.Errorf("rdmactl %s: no Bidirectional title:\n%s", side, r.Stdout)
+		}
+		ours, theirs := bwRow.FindAllString(r.Stdout, -1), bwRow.FindAllString(peer.Stdout, -1)
+		n := 1
+		if each {
+			n = 3
+		}
+		if len(ours) != n || len(theirs) != n || ours[0] != theirs[0] || each && (ours[1] != theirs[2] || ours[2] != theirs[1]) {
+			t.Errorf("rdmactl %s rows %q, perftest %q:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+		}
+		if each && (!strings.Contains(r.Stdout, "\n Local results: \n") || !strings.Contains(r.Stdout, "\n Remote results: \n")) {
+			t.Errorf("rdmactl %s --report-both:\n%s", side, r.Stdout)
+		}
+	}
 }
 
 // cyclesLike: -C prints perftest's table heading (its [usec] labels kept)

@@ -94,7 +94,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
-		{[]string{"write_bw", "-b"}, "--bidirectional: rdmactl measures one direction only"},
+		{[]string{"send_bw", "-b"}, "-b: rdmactl's send_bw measures one direction only; write_bw and read_bw take -b"},
 		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
 		{[]string{"write_bw", "-C"}, "-C : Available only on Latency tests"},
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
@@ -148,6 +148,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err = runPerfCmd(t, "write_bw", "--tclass", "106", "10.9.0.1")
 	if err != nil || o.TrafficClass != 106 || o.TOS != nil {
 		t.Errorf("write_bw --tclass 106: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "read_bw", "-b", "--report-both", "10.9.0.1")
+	if err != nil || !o.Bidirectional || !o.ReportBoth {
+		t.Errorf("read_bw -b --report-both: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "send_lat", "-C", "10.9.0.1")
 	if err != nil || !o.Cycles {

@@ -16,6 +16,9 @@ func (s *session) runRDMABW() error {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits)
+	if s.r.Bidirectional {
+		return s.runRDMABWBoth()
+	}
 	if s.r.Server == "" {
 		if err := s.sync(); err != nil { // the client is done
 			return err
@@ -46,6 +49,7 @@ func (s *session) runRDMABW() error {
 		if err := s.printBW(rep); err != nil {
 			return err
 		}
+		s.result.addBW(rep)
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -73,9 +77,58 @@ func (s *session) stream(size int) (BWReport, error) {
 	}
 	t.Gbits, t.NoPeak = s.r.Gbits, t.NoPeak || s.r.NoPeak
 	rep := t.Report()
-	s.result.addBW(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return rep, nil
+}
+
+// runRDMABWBoth is write_bw and read_bw with -b: both sides move data at
+// once after a sync point (and with -a sync again after), trade their
+// results and print the sum; --report-both adds each side's own row after.
+func (s *session) runRDMABWBoth() error {
+	var mine, theirs BWReport
+	for _, size := range s.r.Sizes {
+		if err := s.sync(); err != nil { // both are ready
+			return err
+		}
+		var err error
+		if mine, err = s.stream(size); err != nil {
+			return err
+		}
+		if s.r.All { // perftest syncs after each size of -a only
+			if err := s.sync(); err != nil {
+				return err
+			}
+		}
+		if theirs, err = s.oob.Reports(mine); err != nil {
+			return s.peerErr(err)
+		}
+		if err := theirs.Check(); err != nil {
+			return hinted(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
+		}
+		sum := mine.plus(theirs)
+		if err := s.printBW(sum); err != nil {
+			return err
+		}
+		s.result.addBW(sum)
+	}
+	if s.r.ReportBoth && !s.r.All {
+		for _, part := range []struct {
+			title string
+			rep   BWReport
+		}{{"Local", mine}, {"Remote", theirs}} {
+			WriteResultLine(s.out)
+			fmt.Fprintf(s.out, "\n %s results: \n", part.title)
+			WriteBWTableHead(s.out, s.r.Gbits)
+			if err := s.printBW(part.rep); err != nil {
+				return err
+			}
+		}
+	}
+	WriteResultLine(s.out)
+	if err := s.oob.Close(s.local); err != nil {
+		return s.peerErr(err)
+	}
+	return nil
 }
 
 // runSendBW is send_bw: the server posts receives and counts arrivals;
@@ -122,6 +175,7 @@ func (s *session) runSendBW() error {
 			if rep, err = s.stream(size); err != nil {
 				return err
 			}
+			s.result.addBW(rep)
 		}
 		if err := s.printBW(rep); err != nil {
 			return err

@@ -176,6 +176,17 @@ var Flags = []Flag{
 		}},
 	{Long: "report-cycles", Short: "C", Usage: "latency tests: report in CPU cycles, at the clock rate /proc/cpuinfo gives", Value: func(v *FlagValues) any { return &v.Cycles },
 		Check: latencyOnly("-C", " Available only on Latency tests")},
+	{Long: "bidirectional", Short: "b", Usage: "write_bw and read_bw: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
+		Check: func(t Test, v *FlagValues) error {
+			if err := bwOnly("-b", " Bidirectional is only available in BW test")(t, v); err != nil {
+				return err
+			}
+			if t != WriteBW && t != ReadBW {
+				return fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", t)
+			}
+			return nil
+		}},
+	{Long: "report-both", Usage: "with -b: print each side's own result after the sum", Value: func(v *FlagValues) any { return &v.ReportBoth }},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -183,8 +194,6 @@ var Flags = []Flag{
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
-	{Long: "bidirectional", Short: "b", Refused: "rdmactl measures one direction only", Check: bwOnly("-b", " Bidirectional is only available in BW test")},
-	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
 	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
 	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},

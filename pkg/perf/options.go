@@ -59,6 +59,11 @@ type Options struct {
 	// Cycles is -C: latency rows in CPU cycles (but with -D, which perftest
 	// reports in microseconds still).
 	Cycles bool
+	// Bidirectional is -b: both sides of write_bw and read_bw move data
+	// at once and print the sum; ReportBoth (--report-both) adds each
+	// side's own row.
+	Bidirectional bool
+	ReportBoth    bool
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -235,6 +240,12 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.TrafficClass != 0 && r.RDMACM {
 		return r, fmt.Errorf("--tclass with -R: rdma_cm sets the QPs' traffic class; give -T for it")
+	}
+	if r.Bidirectional && o.Test.Latency() {
+		return r, refuse("-b", "", "Bidirectional is only available in BW test")
+	}
+	if r.Bidirectional && o.Test != WriteBW && o.Test != ReadBW {
+		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", o.Test)
 	}
 	if r.Cycles && !o.Test.Latency() {
 		return r, refuse("-C", "", "Available only on Latency tests")

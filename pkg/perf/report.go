@@ -33,6 +33,7 @@ type HeaderInfo struct {
 	Ethernet bool
 	GIDIndex int // -1: none
 	Inline   int
+	Duplex   bool // -b
 	TOS      *int // -T, named after the exchange method with -R
 	OutReads int
 	RDMACM   bool
@@ -48,6 +49,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	kind := "BW "
 	if h.PostList > 1 {
 		kind = "Post List BW "
+	}
+	if h.Duplex {
+		kind = "Bidirectional " + kind
 	}
 	if h.Test.Latency() {
 		kind = "Latency "
@@ -70,7 +74,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	fmt.Fprintf(&b, " PCIe relax order: %s\n", ro)
 	b.WriteString(" ibv_wr* API     : OFF\n")
-	if h.Client {
+	if h.Client || h.Duplex {
 		fmt.Fprintf(&b, " TX depth        : %d\n", h.TxDepth)
 	}
 	if h.PostList > 1 {

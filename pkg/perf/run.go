@@ -331,6 +331,7 @@ func (s *session) prepare() error {
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
+		Duplex: s.r.Bidirectional,
 	})
 	return nil
 }
