@@ -145,10 +145,10 @@ func inlineRun(test string, n int) func(*testing.T, string, result, result) {
 // TestSinglePerfInlineBeyondDevice: -I above what rxe's QPs hold inline
 // fails at ibv_create_qp on both sides, with the hint to lower -I.
 func TestSinglePerfInlineBeyondDevice(t *testing.T) {
-	srv, cli := perfPair(t, "write_bw", "rdmactl", "rdmactl", singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-I", "1024", "-s", "64")
+	srv, cli := perfPair(t, "write_bw", "rdmactl", "rdmactl", singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-I", "912", "-s", "64")
 	for side, r := range map[string]result{"server": srv, "client": cli} {
 		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
-			t.Errorf("%s -I 1024: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
+			t.Errorf("%s -I 912: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }

@@ -113,8 +113,8 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-f", "-1"}, "-f -1: Margin must be non-negative int"},
 		{[]string{"write_bw", "-T", "5"}, "-T 5: TOS only valid for rdma_cm based QP and RawEth QP"},
 		{[]string{"write_bw", "-R", "-T", "256"}, "-T 256: TOS should be between 0 and 255"},
-		{[]string{"write_bw", "-I", "1025"}, "-I 1025: Max inline should be between 0 and 1024"},
-		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 1024"},
+		{[]string{"write_bw", "-I", "913"}, "-I 913: Max inline should be between 0 and 912"},
+		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 912"},
 		{[]string{"read_bw", "-I", "0"}, "-I 0: Inline feature not available on READ/Atomic verbs"},
 		{[]string{"atomic_lat", "-I", "8"}, "-I 8: Inline feature not available on READ/Atomic verbs"},
 	} {

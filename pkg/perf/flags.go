@@ -146,7 +146,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 1024 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
+	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 912 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
 			case v.InlineSize < 0 || v.InlineSize > maxInline:
