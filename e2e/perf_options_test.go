@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,6 +32,125 @@ var perfOptionCases = []struct {
 	{"write_bw", "-D 4 -f 1", nil},
 	{"write_bw", "-l 4", headerHas(" Post List       : 4\n CQ Moderation   : 4\n")},
 	{"send_bw", "-l 4", headerHas("                    Send Post List BW Test\n")},
+	{"write_bw", "-I 64 -s 64", inlineRun("write_bw", 64)},
+	{"send_bw", "-I 128 -s 100", inlineRun("send_bw", 128)},
+	{"write_lat", "-I 220", inlineRun("write_lat", 220)},
+	{"send_lat", "-I 236", inlineRun("send_lat", 236)},
+	{"write_bw", "--tclass 106", nil},
+	{"send_lat", "--tclass 106", nil},
+	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
+	{"send_lat", "-C", cyclesLike},
+	{"write_lat", "-C -H", cyclesLike},
+	{"write_bw", "-b", bothDirections(false)},
+	{"read_bw", "-b", bothDirections(false)},
+	{"write_bw", "-b --report-both", bothDirections(true)},
+}
+
+// bothDirections: with -b both sides print perftest's Bidirectional title
+// and the same row, the sum of both sides' results; with --report-both
+// each side's own row follows, this side's "Local" being the peer's
+// "Remote".
+func bothDirections(each bool) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		if !strings.Contains(r.Stdout, " Bidirectional BW Test\n") {
+			t.Errorf("rdmactl %s: no Bidirectional title:\n%s", side, r.Stdout)
+		}
+		ours, theirs := bwRow.FindAllString(r.Stdout, -1), bwRow.FindAllString(peer.Stdout, -1)
+		n := 1
+		if each {
+			n = 3
+		}
+		if len(ours) != n || len(theirs) != n || ours[0] != theirs[0] || each && (ours[1] != theirs[2] || ours[2] != theirs[1]) {
+			t.Errorf("rdmactl %s rows %q, perftest %q:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+		}
+		if each && (!strings.Contains(r.Stdout, "\n Local results: \n") || !strings.Contains(r.Stdout, "\n Remote results: \n")) {
+			t.Errorf("rdmactl %s --report-both:\n%s", side, r.Stdout)
+		}
+	}
+}
+
+// cyclesLike: -C prints perftest's table heading (its [usec] labels kept)
+// and rows in cycles: rdmactl's typical latency within a factor of 20 of
+// perftest's in the same VM, where microseconds would be a thousand times
+// smaller; with -H both list the samples in cycles.
+func cyclesLike(t *testing.T, side string, r, peer result) {
+	head := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, " #bytes") {
+				return l
+			}
+		}
+		return ""
+	}
+	if h := head(r.Stdout); h == "" || h != head(peer.Stdout) {
+		t.Errorf("rdmactl %s heading %q, perftest %q", side, h, head(peer.Stdout))
+	}
+	typical := func(out string) float64 {
+		f := strings.Fields(latRow.FindString(out))
+		if len(f) < 5 {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(f[4], 64)
+		return v
+	}
+	ours, theirs := typical(r.Stdout), typical(peer.Stdout)
+	if ours <= 0 || theirs <= 0 || ours > 20*theirs || theirs > 20*ours {
+		t.Errorf("-C t_typical: rdmactl %s %.2f, perftest %.2f cycles:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+	}
+	if strings.Contains(peer.Stdout, "#, cycles\n") != strings.Contains(r.Stdout, "#, cycles\n") {
+		t.Errorf("-C samples: rdmactl %s and perftest differ:\n%s\n%s", side, r.Stdout, peer.Stdout)
+	}
+}
+
+var counterLine = regexp.MustCompile(`(?m)^\t(hw_counters/\w+)=(\d+)$`)
+
+// countersLike: -W prints the counters' blocks as perftest does (the same
+// names in the same order, each block after a row and closed by a blank
+// line), and the packets this run sent show in rdmactl's.
+func countersLike(t *testing.T, side string, r, peer result) {
+	names := func(out string) (ns []string) {
+		for _, m := range counterLine.FindAllStringSubmatch(out, -1) {
+			ns = append(ns, m[1])
+		}
+		return ns
+	}
+	ours, theirs := names(r.Stdout), names(peer.Stdout)
+	if len(ours) == 0 || strings.Join(ours, ",") != strings.Join(theirs, ",") {
+		t.Errorf("rdmactl %s printed counters %q, perftest %q:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
+		return
+	}
+	if !regexp.MustCompile(`\n\thw_counters/sent_pkts=[1-9]\d*\n\thw_counters/rcvd_pkts=\d+\n\n`).MatchString(r.Stdout) {
+		t.Errorf("rdmactl %s: no block with a rise of sent_pkts:\n%s", side, r.Stdout)
+	}
+}
+
+// inlineRun: rdmactl names -I's size in its header and runs the test as
+// usual (perftest turns -I off on rxe, a device it does not know, and
+// says so on stderr).
+func inlineRun(test string, n int) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		if want := fmt.Sprintf(" Max inline data : %d[B]\n", n); !strings.Contains(r.Stdout, want) {
+			t.Errorf("rdmactl %s lacks %q:\n%s", side, want, r.Stdout)
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+	}
+}
+
+// TestSinglePerfInlineBeyondDevice: -I above what rxe's QPs hold inline
+// fails at ibv_create_qp on both sides, with the hint to lower -I.
+func TestSinglePerfInlineBeyondDevice(t *testing.T) {
+	srv, cli := perfPair(t, "write_bw", "rdmactl", "rdmactl", singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-I", "912", "-s", "64")
+	for side, r := range map[string]result{"server": srv, "client": cli} {
+		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
+			t.Errorf("%s -I 912: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
+		}
+	}
 }
 
 func headerHas(s string) func(*testing.T, string, result, result) {
@@ -95,5 +216,23 @@ func TestSinglePerfOptionsInterop(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSinglePerfTOS: -R -T 96 against the real perftest in both roles:
+// both run, and rdmactl's header names the TOS as perftest's does. (The
+// TOS itself shows nowhere in this VM: iproute2 prints no cm_id's TOS,
+// and rxe loops local traffic back without a packet.)
+func TestSinglePerfTOS(t *testing.T) {
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		t.Run(roles[0]+"-server", func(t *testing.T) {
+			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cmPair(t), "-R", "-T", "96", "-d", "rxe0", "-x", ownGID(t), "-n", "20")
+			checkPerf(t, "write_bw", srv, cli)
+			for i, r := range []result{srv, cli} {
+				if !strings.Contains(r.Stdout, " Data ex. method : rdma_cm \tTOS    : 96\n") {
+					t.Errorf("%s-%s header lacks the TOS:\n%s", roles[i], []string{"server", "client"}[i], r.Stdout)
+				}
+			}
+		})
 	}
 }

@@ -50,6 +50,9 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-n 102 -l 4"},
 		{"write_bw", "-n 100 -l 4 -Q 3"},
 		{"write_lat", "-l 4"},
+		{"write_bw", "-I 913"},
+		{"read_bw", "-I 0"},
+		{"write_bw", "-R -T 256"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

@@ -67,7 +67,8 @@ func singlePairWithin(t *testing.T, limit time.Duration) func(string, []string, 
 }
 
 var (
-	bwRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+\.\d\d)\s+\t\t   (\d+\.\d{6})$`)
+	// The average is padded to 7 characters: a wider one meets the tabs.
+	bwRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+\.\d\d) *\t\t   (\d+\.\d{6})$`)
 	// perftest's t_stdev reads -nan when its int arithmetic overflows; its
 	// last column is padded to 7 characters.
 	latRow = regexp.MustCompile(`(?m)^ (\d+)\s+(\d+)(?:\s+(?:\d+\.\d\d|-?nan)){7} *$`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -93,8 +94,9 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
-		{[]string{"write_bw", "-b"}, "--bidirectional: rdmactl measures one direction only"},
+		{[]string{"send_bw", "-b"}, "-b: rdmactl's send_bw measures one direction only; write_bw and read_bw take -b"},
 		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
+		{[]string{"write_bw", "-C"}, "-C : Available only on Latency tests"},
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
 		{[]string{"write_bw", "-U"}, "-U : is Available only on Latency tests"},
 		{[]string{"write_bw", "-e"}, "-e : Events feature not available on WRITE verb"},
@@ -110,8 +112,11 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-D", "4", "-f", "2"}, "please check that DURATION > 2*MARGIN"},
 		{[]string{"write_bw", "-f", "-1"}, "-f -1: Margin must be non-negative int"},
 		{[]string{"write_bw", "-T", "5"}, "-T 5: TOS only valid for rdma_cm based QP and RawEth QP"},
-		{[]string{"write_bw", "-I", "64"}, "--inline_size: rdmactl posts no inline data yet"},
-		{[]string{"write_bw", "-W", "counters/port_xmit_data"}, "--report-counters: rdmactl reports no port counters yet"},
+		{[]string{"write_bw", "-R", "-T", "256"}, "-T 256: TOS should be between 0 and 255"},
+		{[]string{"write_bw", "-I", "913"}, "-I 913: Max inline should be between 0 and 912"},
+		{[]string{"write_bw", "-I", "-1"}, "-I -1: Max inline should be between 0 and 912"},
+		{[]string{"read_bw", "-I", "0"}, "-I 0: Inline feature not available on READ/Atomic verbs"},
+		{[]string{"atomic_lat", "-I", "8"}, "-I 8: Inline feature not available on READ/Atomic verbs"},
 	} {
 		_, err := runPerfCmd(t, append(c.args, "10.9.0.1")...)
 		if cli.ExitCode(err) != cli.ExitFailed || err == nil || err.Error() != c.want {
@@ -121,6 +126,40 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "0", "-c", "RC", "--output=bandwidth", "10.9.0.1")
 	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
 		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
+	}
+	// rdmactl's own bounds of --tclass are usage errors
+	for _, args := range [][]string{{"write_bw", "--tclass", "256"}, {"write_bw", "-R", "--tclass", "8"}} {
+		if _, err := runPerfCmd(t, append(args, "10.9.0.1")...); cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(fmt.Sprint(err), "--tclass") {
+			t.Errorf("%q: exit %d (%v), want 2 and a line about --tclass", args, cli.ExitCode(err), err)
+		}
+	}
+	// and of -W's names
+	if _, err := runPerfCmd(t, "write_bw", "-W", "../../x", "10.9.0.1"); cli.ExitCode(err) != cli.ExitUsage || !strings.HasPrefix(fmt.Sprint(err), `-W "../../x"`) {
+		t.Errorf("-W ../../x: exit %d (%v), want 2 and a line about -W", cli.ExitCode(err), err)
+	}
+	o, err = runPerfCmd(t, "write_bw", "-W", "hw_counters/sent_pkts,counters/port_xmit_data", "10.9.0.1")
+	if err != nil || o.ReportCounters != "hw_counters/sent_pkts,counters/port_xmit_data" {
+		t.Errorf("-W hw_counters/sent_pkts,counters/port_xmit_data: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "write_bw", "-R", "-T", "96", "10.9.0.1")
+	if err != nil || o.TOS == nil || *o.TOS != 96 {
+		t.Errorf("write_bw -R -T 96: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "write_bw", "--tclass", "106", "10.9.0.1")
+	if err != nil || o.TrafficClass != 106 || o.TOS != nil {
+		t.Errorf("write_bw --tclass 106: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "read_bw", "-b", "--report-both", "10.9.0.1")
+	if err != nil || !o.Bidirectional || !o.ReportBoth {
+		t.Errorf("read_bw -b --report-both: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "-C", "10.9.0.1")
+	if err != nil || !o.Cycles {
+		t.Errorf("send_lat -C: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "--inline_size=236", "10.9.0.1")
+	if err != nil || o.InlineSize != 236 {
+		t.Errorf("send_lat --inline_size=236: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "write_bw", "-l", "4", "-n", "100", "10.9.0.1")
 	if err != nil || o.PostList != 4 {

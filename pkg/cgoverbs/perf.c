@@ -175,7 +175,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				for (int k = 0; k < pl; k++) {
 					int64_t n = scnt[q] + k;
 					wr[q][k].wr_id = (uint64_t)q << 48 | (uint64_t)n;
-					wr[q][k].send_flags = (n + 1) % r->cq_mod == 0 || n + 1 == iters ? IBV_SEND_SIGNALED : 0;
+					wr[q][k].send_flags = ((n + 1) % r->cq_mod == 0 || n + 1 == iters ? IBV_SEND_SIGNALED : 0) |
+							      (r->send_inline ? IBV_SEND_INLINE : 0);
 				}
 				if (!timed) {
 					// a list's requests are posted together: one stamp
@@ -293,7 +294,7 @@ static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq
 	swr.sg_list = &ssge;
 	swr.num_sge = 1;
 	swr.opcode = IBV_WR_SEND;
-	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.send_flags = IBV_SEND_SIGNALED | (l->send_inline ? IBV_SEND_INLINE : 0);
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
 	int64_t scnt = 0, rcnt = 0;

@@ -32,6 +32,7 @@ type perfEndpoint struct {
 	pd             *PD
 	sendCh, recvCh *CompChannel
 	sendCQ, recvCQ *CQ
+	maxInline      int
 	buf            *Buffer
 	mr             *MR
 	qps            []*QP
@@ -72,11 +73,22 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	for i := 0; i < n; i++ {
 		qp, err := e.pd.CreateRCQP(e.sendCQ, e.recvCQ, QPCap{
 			MaxSendWR: uint32(cfg.TxDepth), MaxRecvWR: uint32(cfg.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1,
+			MaxInlineData: uint32(max(cfg.MaxInline, 0)),
 		})
 		if err != nil {
 			return asRDMAError("ibv_create_qp", err)
 		}
 		e.qps = append(e.qps, qp)
+		if cfg.MaxInline > 0 {
+			// the provider may round the inline space up, or hold less
+			info, err := qp.Query()
+			if err != nil {
+				return asRDMAError("ibv_query_qp", err)
+			}
+			if i == 0 || int(info.Cap.MaxInlineData) < e.maxInline {
+				e.maxInline = int(info.Cap.MaxInlineData)
+			}
+		}
 		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: perfAccess}); err != nil {
 			return asRDMAError("ibv_modify_qp", err)
 		}
@@ -107,6 +119,7 @@ func (e *perfEndpoint) SendCQ() rdma.CQ {
 	return cmCQ{e.sendCQ}
 }
 func (e *perfEndpoint) RecvCQ() rdma.CQ { return cmCQ{e.recvCQ} }
+func (e *perfEndpoint) MaxInline() int  { return e.maxInline }
 
 func (e *perfEndpoint) ToRTR(i int, a rdma.RTRAttr) error {
 	qp, err := e.qpAt(i)
@@ -150,8 +163,8 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len), lkey: C.uint32_t(s.Targets[0].Local.LKey),
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
-		post_list: C.int(max(s.PostList, 1)),
-		idle_ms:   timeoutMillis(s.Idle),
+		post_list: C.int(max(s.PostList, 1)), send_inline: cBool(s.Inline),
+		idle_ms: timeoutMillis(s.Idle),
 	}
 	for i, t := range s.Targets {
 		r.qp[i] = e.qps[i].qp
@@ -216,7 +229,7 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	l := C.struct_pf_lat{
 		saddr: C.uint64_t(p.Local.Addr), raddr: C.uint64_t(p.Recv.Addr), slen: C.uint32_t(p.Local.Len),
 		rlen: C.uint32_t(p.Recv.Len), lkey: C.uint32_t(e.mr.LKey()), iters: C.int64_t(p.Iters),
-		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), idle_ms: timeoutMillis(p.Idle),
+		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
 	}
 	rc := C.pf_send_lat(e.qp.qp, e.sendCQ.cq, e.recvCQ.cq, &l, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
 	if rc == 0 {

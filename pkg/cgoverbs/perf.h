@@ -27,6 +27,7 @@ struct pf_run {
 	int64_t iters;      // per QP; 0 with duration_ns
 	int64_t duration_ns, margin_ns;
 	int tx_depth, cq_mod, post_list, idle_ms;
+	int send_inline; // IBV_SEND_INLINE on every request
 	// out; first, last and the stamps in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
@@ -39,6 +40,7 @@ struct pf_lat {
 	uint32_t slen, rlen, lkey;
 	int64_t iters;
 	int rx_depth, client, idle_ms;
+	int send_inline; // IBV_SEND_INLINE on every SEND
 	// out: the failed step (0 receive, 1 send) and its completion; the
 	// stamps in ticks of clk
 	int64_t at;

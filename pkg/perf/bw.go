@@ -17,6 +17,9 @@ func (s *session) runRDMABW() error {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits)
+	if s.r.Bidirectional {
+		return s.runRDMABWBoth()
+	}
 	if s.r.Server == "" {
 		if err := s.sync(); err != nil { // the client is done
 			return err
@@ -28,7 +31,9 @@ func (s *session) runRDMABW() error {
 		if err := rep.Check(); err != nil {
 			return cli.WithHint(fmt.Errorf("the client's result is no bandwidth: %w", err), "these numbers are the client's own: read its output")
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
 		s.result.addBW(rep)
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
@@ -42,7 +47,10 @@ func (s *session) runRDMABW() error {
 		if err != nil {
 			return err
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
+		s.result.addBW(rep)
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -63,16 +71,65 @@ func (s *session) stream(size int) (BWReport, error) {
 	cpu := startCPU()
 	t, err := runStream(s.ep, Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
-		Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
+		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
 	})
 	if err != nil {
 		return BWReport{}, s.dataErr(err)
 	}
 	t.Gbits, t.NoPeak = s.r.Gbits, t.NoPeak || s.r.NoPeak
 	rep := t.Report()
-	s.result.addBW(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return rep, nil
+}
+
+// runRDMABWBoth is write_bw and read_bw with -b: both sides move data at
+// once after a sync point (and with -a sync again after), trade their
+// results and print the sum; --report-both adds each side's own row after.
+func (s *session) runRDMABWBoth() error {
+	var mine, theirs BWReport
+	for _, size := range s.r.Sizes {
+		if err := s.sync(); err != nil { // both are ready
+			return err
+		}
+		var err error
+		if mine, err = s.stream(size); err != nil {
+			return err
+		}
+		if s.r.All { // perftest syncs after each size of -a only
+			if err := s.sync(); err != nil {
+				return err
+			}
+		}
+		if theirs, err = s.oob.Reports(mine); err != nil {
+			return s.peerErr(err)
+		}
+		if err := theirs.Check(); err != nil {
+			return hinted(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
+		}
+		sum := mine.plus(theirs)
+		if err := s.printBW(sum); err != nil {
+			return err
+		}
+		s.result.addBW(sum)
+	}
+	if s.r.ReportBoth && !s.r.All {
+		for _, part := range []struct {
+			title string
+			rep   BWReport
+		}{{"Local", mine}, {"Remote", theirs}} {
+			WriteResultLine(s.out)
+			fmt.Fprintf(s.out, "\n %s results: \n", part.title)
+			WriteBWTableHead(s.out, s.r.Gbits)
+			if err := s.printBW(part.rep); err != nil {
+				return err
+			}
+		}
+	}
+	WriteResultLine(s.out)
+	if err := s.oob.Close(s.local); err != nil {
+		return s.peerErr(err)
+	}
+	return nil
 }
 
 // runSendBW is send_bw: the server posts receives and counts arrivals;
@@ -119,8 +176,11 @@ func (s *session) runSendBW() error {
 			if rep, err = s.stream(size); err != nil {
 				return err
 			}
+			s.result.addBW(rep)
 		}
-		s.printBW(rep)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
 		if s.r.All { // ib_send_bw -a syncs after every size
 			if err := s.sync(); err != nil {
 				return err
@@ -136,7 +196,7 @@ func (s *session) runSendBW() error {
 
 // printBW prints a bandwidth result: its row, or with --output the one
 // number asked for.
-func (s *session) printBW(rep BWReport) {
+func (s *session) printBW(rep BWReport) error {
 	switch s.r.Output {
 	case "bandwidth":
 		fmt.Fprintf(s.numOut, "%f\n", rep.BWAvg)
@@ -145,4 +205,5 @@ func (s *session) printBW(rep BWReport) {
 	default:
 		WriteBWRow(s.out, rep)
 	}
+	return s.printCounters(rep.Size)
 }

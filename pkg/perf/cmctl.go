@@ -55,7 +55,7 @@ func newCMControl(cm rdma.CM, timeout time.Duration) (*cmControl, error) {
 }
 
 // dialCMControl is the client's side: resolve, make the QP, connect.
-func dialCMControl(cm rdma.CM, server netip.AddrPort, timeout time.Duration) (*cmControl, error) {
+func dialCMControl(cm rdma.CM, server netip.AddrPort, tos *int, timeout time.Duration) (*cmControl, error) {
 	c, err := newCMControl(cm, timeout)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,12 @@ func dialCMControl(cm rdma.CM, server netip.AddrPort, timeout time.Duration) (*c
 		want  rdma.CMEventType
 	}{
 		{func() error { return c.id.ResolveAddr(netip.Addr{}, server, 2*time.Second) }, rdma.CMEventAddrResolved},
-		{func() error { return c.id.ResolveRoute(2 * time.Second) }, rdma.CMEventRouteResolved},
+		{func() error {
+			if err := setTOS(c.id, tos); err != nil {
+				return err
+			}
+			return c.id.ResolveRoute(2 * time.Second)
+		}, rdma.CMEventRouteResolved},
 	}
 	for _, st := range steps {
 		if err = st.start(); err == nil {

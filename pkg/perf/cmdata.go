@@ -20,11 +20,12 @@ type cmData struct {
 	listen  rdma.CMID
 	ids     []rdma.CMID
 	param   rdma.ConnParam // each connection's, but for its QP number
+	tos     *int           // -T: the client's ids'
 	timeout time.Duration
 }
 
 func (s *session) connectDataCM(outReads int) error {
-	d := &cmData{param: dataConnParam(s.r.Test, outReads), timeout: s.r.Timeout}
+	d := &cmData{param: dataConnParam(s.r.Test, outReads), tos: s.r.TOS, timeout: s.r.Timeout}
 	s.cmData = d
 	var err error
 	if d.ch, err = s.cm.CreateEventChannel(); err != nil {
@@ -146,6 +147,9 @@ func (d *cmData) dialOne(ep rdma.PerfEndpoint, server netip.AddrPort, qp int) er
 		_, err = awaitCMEvent(d.ch, rdma.CMEventAddrResolved, d.timeout)
 	}
 	if err == nil {
+		err = setTOS(id, d.tos)
+	}
+	if err == nil {
 		if err = id.ResolveRoute(2 * time.Second); err == nil {
 			_, err = awaitCMEvent(d.ch, rdma.CMEventRouteResolved, d.timeout)
 		}
@@ -170,6 +174,22 @@ func (d *cmData) dialOne(ep rdma.PerfEndpoint, server netip.AddrPort, qp int) er
 		return err
 	}
 	d.ids = append(d.ids, id)
+	return nil
+}
+
+// setTOS sets -T on a client's id once its address is resolved, before
+// the route (where perftest sets it); nil sets none.
+func setTOS(id rdma.CMID, tos *int) error {
+	if tos == nil {
+		return nil
+	}
+	d, ok := id.(interface{ SetTOS(uint8) error })
+	if !ok {
+		return errors.New("this RDMA stack cannot set an rdma_cm type of service (-T)")
+	}
+	if err := d.SetTOS(uint8(*tos)); err != nil {
+		return fmt.Errorf("-T %d: %w", *tos, err)
+	}
 	return nil
 }
 

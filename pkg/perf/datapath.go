@@ -25,6 +25,7 @@ type Stream struct {
 	TxDepth  int
 	CQMod    int
 	PostList int
+	Inline   bool   // the payload travels in the request
 	Span     int    // bytes of the buffer per QP
 	Remotes  []Dest // one per QP
 	Duration time.Duration
@@ -57,7 +58,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin,
+		Margin: s.Margin, Inline: s.Inline,
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})

@@ -117,14 +117,14 @@ const (
 
 // connectQP moves ep's QP qp to RTR and RTS towards remote with
 // perftest's attributes; gidIndex < 0 addresses the peer by LID alone.
-func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int, timeout uint8) error {
+func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int, timeout, tclass uint8) error {
 	rtr := rdma.RTRAttr{
 		PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN,
 		MaxDestRdAtomic: uint8(min(local.OutReads, 255)), MinRNRTimer: minRNRTimer,
 		DLID: remote.LID, Port: uint8(port),
 	}
 	if gidIndex >= 0 {
-		rtr.GRH = &rdma.GRH{DGID: remote.GID, SGIDIndex: uint8(gidIndex), HopLimit: hopLimit}
+		rtr.GRH = &rdma.GRH{DGID: remote.GID, SGIDIndex: uint8(gidIndex), HopLimit: hopLimit, TrafficClass: tclass}
 	}
 	if err := ep.ToRTR(qp, rtr); err != nil {
 		return err

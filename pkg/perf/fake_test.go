@@ -24,6 +24,11 @@ type fakeStack struct {
 	next uint32
 	// streams counts the QPs Stream ran on, to check who moved the data.
 	streams int
+	// inlined counts the requests posted with their payload inline.
+	inlined int
+	// the types of service set on ids (-T) and the traffic classes of
+	// the RTR transitions (--tclass)
+	tos, tclasses []uint8
 	// dropRecvs makes every SEND fail with RNR retries exceeded.
 	dropRecvs bool
 	// rdma_cm: the listeners by port, the ConnParams sent, the RNR timers
@@ -77,7 +82,7 @@ func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := &fakeEndpoint{f: f, buf: make([]byte, c.BufSize), addr: 0x7f0000000000 + uint64(f.next)<<24,
-		send: newFakeCQ(c.Events), recv: newFakeCQ(c.Events), txDepth: c.TxDepth}
+		send: newFakeCQ(c.Events), recv: newFakeCQ(c.Events), txDepth: c.TxDepth, maxInline: min(c.MaxInline, fakeMaxInline)}
 	for i := 0; i < max(c.QPs, 1); i++ {
 		e.qpns = append(e.qpns, f.next)
 		e.peers = append(e.peers, 0)
@@ -88,17 +93,22 @@ func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, erro
 	return e, nil
 }
 
+// fakeMaxInline is the most inline data the fake's QPs hold: asked for
+// more, it gives this much, as providers may.
+const fakeMaxInline = 512
+
 type fakeEndpoint struct {
-	f       *fakeStack
-	qpns    []uint32 // the QPs' numbers
-	peers   []uint32 // and their peers'
-	buf     []byte
-	addr    uint64
-	send    *fakeCQ
-	recv    *fakeCQ
-	txDepth int
-	rts     bool
-	recvs   [][]rdma.SGE // posted receives per QP, oldest first
+	f         *fakeStack
+	maxInline int
+	qpns      []uint32 // the QPs' numbers
+	peers     []uint32 // and their peers'
+	buf       []byte
+	addr      uint64
+	send      *fakeCQ
+	recv      *fakeCQ
+	txDepth   int
+	rts       bool
+	recvs     [][]rdma.SGE // posted receives per QP, oldest first
 }
 
 // peerQP is the index, among peer's QPs, of the one QP i is connected to.
@@ -113,9 +123,28 @@ func (e *fakeEndpoint) LKey() uint32     { return 0x200 + e.qpns[0] }
 func (e *fakeEndpoint) RKey() uint32     { return 0x100 + e.qpns[0] }
 func (e *fakeEndpoint) SendCQ() rdma.CQ  { return e.send }
 func (e *fakeEndpoint) RecvCQ() rdma.CQ  { return e.recv }
+func (e *fakeEndpoint) MaxInline() int   { return e.maxInline }
+
+// postInline counts n requests of size bytes posted inline, or refuses
+// them as ibv_post_send does when they exceed the QP's inline space.
+func (e *fakeEndpoint) postInline(inline bool, size uint32, n int) error {
+	if !inline {
+		return nil
+	}
+	if int(size) > e.maxInline {
+		return &rdma.Error{Op: "ibv_post_send", Errno: syscall.EINVAL}
+	}
+	e.f.inlined += n
+	return nil
+}
 func (e *fakeEndpoint) ToRTR(qp int, a rdma.RTRAttr) error {
 	if a.GRH != nil && a.GRH.DGID != loopbackGID {
 		return fmt.Errorf("RTR towards GID %v", a.GRH.DGID)
+	}
+	if a.GRH != nil {
+		e.f.mu.Lock()
+		e.f.tclasses = append(e.f.tclasses, a.GRH.TrafficClass)
+		e.f.mu.Unlock()
 	}
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
@@ -165,6 +194,9 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 	}
 	local, err := e.span(wr.Local.Addr, wr.Local.Len)
 	if err != nil {
+		return err
+	}
+	if err := e.postInline(wr.Inline, wr.Local.Len, 1); err != nil {
 		return err
 	}
 	status := rdma.WCSuccess
@@ -218,6 +250,10 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			return rdma.StreamResult{}, fmt.Errorf("QP %d writes into the span of the peer's QP %d", i, (t.RemoteAddr-peer.addr)/span)
 		}
 		if _, err := e.span(t.Local.Addr, t.Local.Len); err != nil {
+			e.f.mu.Unlock()
+			return rdma.StreamResult{}, err
+		}
+		if err := e.postInline(s.Inline, t.Local.Len, s.Iters); err != nil {
 			e.f.mu.Unlock()
 			return rdma.StreamResult{}, err
 		}
@@ -423,7 +459,7 @@ func (e *fakeEndpoint) SendPingPong(p rdma.SendPingPong) error {
 		if scnt < p.Iters {
 			p.Posted[scnt] = int64(scnt) * 20000
 			scnt++
-			if err := e.PostSend(rdma.SendWR{Op: rdma.WRSend, Local: p.Local, Signaled: true}); err != nil {
+			if err := e.PostSend(rdma.SendWR{Op: rdma.WRSend, Local: p.Local, Signaled: true, Inline: p.Inline}); err != nil {
 				return err
 			}
 			if err := take(e.send); err != nil {
@@ -565,7 +601,16 @@ func (id *fakeCMID) Establish() error {
 	return nil
 }
 
-func (id *fakeCMID) Disconnect() error        { return nil }
+func (id *fakeCMID) Disconnect() error { return nil }
+func (id *fakeCMID) SetTOS(tos uint8) error {
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	if !id.dst.IsValid() {
+		return errors.New("TOS set before the address was resolved")
+	}
+	id.f.tos = append(id.f.tos, tos)
+	return nil
+}
 func (id *fakeCMID) Context() rdma.Context    { return fakeCMContext{} }
 func (id *fakeCMID) PeerAddr() netip.AddrPort { return id.dst }
 

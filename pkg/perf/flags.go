@@ -20,6 +20,8 @@ type FlagValues struct {
 	Version      bool   // -V
 	MarginSecs   int    // -f
 	QPTimeout    int    // -u
+	TOS          int    // -T
+	CounterList  string // -W
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -144,6 +146,47 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 912 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.InlineSize < 0 || v.InlineSize > maxInline:
+				return refuse("-I", v.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))
+			case t.fetches():
+				return refuse("-I", v.InlineSize, "Inline feature not available on READ/Atomic verbs")
+			}
+			return nil
+		}},
+	{Long: "tos", Short: "T", Usage: "with -R: the rdma_cm connections' type of service, 0 to 255 (default: none set)", Value: func(v *FlagValues) any { return &v.TOS },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.TOS < 0 || v.TOS > maxTOS:
+				return refuse("-T", v.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
+			case !v.RDMACM:
+				return refuse("-T", v.TOS, "TOS only valid for rdma_cm based QP and RawEth QP")
+			}
+			return nil
+		}},
+	{Long: "tclass", Usage: "without -R: the traffic class in the QPs' GRH, 0 to 255 (default 0)", Value: func(v *FlagValues) any { return &v.TrafficClass }},
+	{Long: "report-counters", Short: "W", Usage: `after each result row, print how far these port counters moved: "hw_counters/NAME,counters/NAME"`, Value: func(v *FlagValues) any { return &v.CounterList },
+		Check: func(t Test, v *FlagValues) error {
+			if _, err := ParseReportCounters(v.CounterList); err != nil {
+				return &UsageError{err}
+			}
+			return nil
+		}},
+	{Long: "report-cycles", Short: "C", Usage: "latency tests: report in CPU cycles, at the clock rate /proc/cpuinfo gives", Value: func(v *FlagValues) any { return &v.Cycles },
+		Check: latencyOnly("-C", " Available only on Latency tests")},
+	{Long: "bidirectional", Short: "b", Usage: "write_bw and read_bw: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
+		Check: func(t Test, v *FlagValues) error {
+			if err := bwOnly("-b", " Bidirectional is only available in BW test")(t, v); err != nil {
+				return err
+			}
+			if t != WriteBW && t != ReadBW {
+				return fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", t)
+			}
+			return nil
+		}},
+	{Long: "report-both", Usage: "with -b: print each side's own result after the sum", Value: func(v *FlagValues) any { return &v.ReportBoth }},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
@@ -151,21 +194,8 @@ var Flags = []Flag{
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
-	{Long: "bidirectional", Short: "b", Refused: "rdmactl measures one direction only", Check: bwOnly("-b", " Bidirectional is only available in BW test")},
-	{Long: "report-both", Refused: "rdmactl measures one direction only (no -b)"},
-	{Long: "report-cycles", Short: "C", Refused: "rdmactl times in nanoseconds, not CPU cycles", Check: latencyOnly("-C", " Available only on Latency tests")},
-	{Long: "inline_size", Short: "I", TakesArg: true, Refused: "rdmactl posts no inline data yet"},
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
-	{Long: "tos", Short: "T", TakesArg: true, Refused: "rdmactl sets no type of service yet",
-		Check: func(t Test, v *FlagValues) error {
-			if !v.RDMACM {
-				return refuse("-T", v.refusedArg, "TOS only valid for rdma_cm based QP and RawEth QP")
-			}
-			return nil
-		}},
-	{Long: "tclass", TakesArg: true, Refused: "rdmactl sets no traffic class yet"},
 	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
-	{Long: "report-counters", Short: "W", TakesArg: true, Refused: "rdmactl reports no port counters yet"},
 	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},
 	{Long: "limit_msgrate", Short: "y", TakesArg: true, Refused: "rdmactl has no message rate verifier yet"},
 	{Long: "com_rdma_cm", Short: "z", Refused: "rdmactl exchanges over TCP or connects with rdma_cm (-R), not rdma_cm for the exchange only"},
@@ -294,6 +324,12 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("qp-timeout") {
 		o.QPTimeout = &v.QPTimeout
+	}
+	if given("tos") {
+		o.TOS = &v.TOS
+	}
+	if given("report-counters") {
+		o.ReportCounters = v.CounterList
 	}
 	if o.IBPort < 1 {
 		return o, refuse("-i", o.IBPort, "IB Port can't be less than 1")

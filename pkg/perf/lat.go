@@ -85,7 +85,7 @@ func (s *session) pingPong(size int) error {
 	p := PingPong{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
 		LocalOff: s.r.BufSize, RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
-		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout,
+		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout, Inline: s.r.inline(size),
 	}
 	if s.r.Duration > 0 {
 		rep, err := s.pinger.runFor(p, s.r.Duration, s.r.margin())
@@ -99,22 +99,35 @@ func (s *session) pingPong(size int) error {
 		}
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
 		s.result.addCPU(cpu.since(), rep.Iters)
-		return nil
+		return s.printCounters(rep.Size)
 	}
 	posted, err := s.pinger.run(p)
 	if err != nil {
 		return s.dataErr(err)
 	}
-	rep := LatencyReport(uint64(size), posted, s.r.Test.rttFactor())
+	rtt := s.r.Test.rttFactor()
+	rep := LatencyReport(uint64(size), posted, rtt)
+	// -C prints cycles (under perftest's [usec] headings, as it does);
+	// --json keeps microseconds.
+	shown, stamps, unit := rep, posted, usecUnit
+	if s.r.Cycles {
+		if s.cpuMHz == 0 {
+			if s.cpuMHz, err = readCPUMHz(); err != nil {
+				return err
+			}
+		}
+		stamps, unit = toCycles(posted, s.cpuMHz), cyclesUnit
+		shown = latencyReportIn(uint64(size), stamps, rtt, unit)
+	}
 	if s.r.Unsorted || s.r.Histogram {
-		WriteSamples(s.out, posted, s.r.Test.rttFactor(), s.r.Unsorted, s.r.Histogram)
+		writeSamplesIn(s.out, stamps, rtt, unit, s.r.Unsorted, s.r.Histogram)
 	}
 	if s.r.Output == "latency" {
-		fmt.Fprintf(s.numOut, "%f\n", rep.Avg)
+		fmt.Fprintf(s.numOut, "%f\n", shown.Avg)
 	} else {
-		WriteLatRow(s.out, rep)
+		WriteLatRow(s.out, shown)
 	}
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
-	return nil
+	return s.printCounters(rep.Size)
 }

@@ -135,7 +135,7 @@ func (g *pinger) runFor(p PingPong, d, margin time.Duration) (LatDurReport, erro
 
 func (g *pinger) sendFor(p PingPong, c *durClock) error {
 	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size)
-	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true}
+	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true, Inline: p.Inline}
 	for scnt := 0; ; {
 		if !(scnt < 1 && p.Client) {
 			err := g.wait(g.ep.RecvCQ(), g.recvWait, c.left(time.Now(), p.Timeout))
@@ -212,7 +212,7 @@ func (g *pinger) writeFor(p PingPong, c *durClock) error {
 func (g *pinger) writeUntilEnd(p PingPong, c *durClock, pollOff int) (int, error) {
 	buf := g.ep.Buffer()
 	postOff := p.Size - 1
-	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
 	c.begin(time.Now())
 	for scnt, rcnt := 0, 0; ; {
 		if !(scnt < 1 && !p.Client) {

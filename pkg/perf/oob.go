@@ -211,6 +211,15 @@ const (
 // Check refuses a report no perftest run produces: the numbers come from
 // the peer, and NaN, infinities or negative rates cannot be printed as a
 // result (nor encoded as JSON).
+// plus is a bidirectional run's result: both sides' rates added, as
+// perftest sums them, with this side's size and iterations.
+func (r BWReport) plus(o BWReport) BWReport {
+	r.BWPeak += o.BWPeak
+	r.BWAvg += o.BWAvg
+	r.MsgRate += o.MsgRate
+	return r
+}
+
 func (r BWReport) Check() error {
 	for _, f := range []struct {
 		name string

@@ -43,6 +43,27 @@ type Options struct {
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 	PostList     int    // -l; 0 means 1
+	// InlineSize is -I: messages of up to this many bytes travel in the
+	// work request (IBV_SEND_INLINE); 0 sends none inline.
+	InlineSize int
+	// TOS is -T with -R: the rdma_cm connections' type of service; nil
+	// sets none.
+	TOS *int
+	// TrafficClass is --tclass: the GRH's traffic class of the QPs
+	// connected without rdma_cm.
+	TrafficClass int
+	// ReportCounters is -W's list of port counters, comma-separated
+	// (hw_counters/NAME or counters/NAME), whose change is printed after
+	// each result row; "" reports none.
+	ReportCounters string
+	// Cycles is -C: latency rows in CPU cycles (but with -D, which perftest
+	// reports in microseconds still).
+	Cycles bool
+	// Bidirectional is -b: both sides of write_bw and read_bw move data
+	// at once and print the sum; ReportBoth (--report-both) adds each
+	// side's own row.
+	Bidirectional bool
+	ReportBoth    bool
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -73,6 +94,8 @@ const (
 	cacheLine       = 64
 	noPeakIters     = 20000
 	atomicSize      = 8
+	maxInline       = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
+	maxTOS          = 255
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -206,6 +229,38 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
+	if r.TOS != nil && (*r.TOS < 0 || *r.TOS > maxTOS) {
+		return r, refuse("-T", *r.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
+	}
+	if r.TOS != nil && !r.RDMACM {
+		return r, refuse("-T", *r.TOS, "TOS only valid for rdma_cm based QP and RawEth QP")
+	}
+	if r.TrafficClass < 0 || r.TrafficClass > 255 {
+		return r, fmt.Errorf("--tclass %d: the traffic class is 0 to 255", r.TrafficClass)
+	}
+	if r.TrafficClass != 0 && r.RDMACM {
+		return r, fmt.Errorf("--tclass with -R: rdma_cm sets the QPs' traffic class; give -T for it")
+	}
+	if r.Bidirectional && o.Test.Latency() {
+		return r, refuse("-b", "", "Bidirectional is only available in BW test")
+	}
+	if r.Bidirectional && o.Test != WriteBW && o.Test != ReadBW {
+		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", o.Test)
+	}
+	if r.Cycles && !o.Test.Latency() {
+		return r, refuse("-C", "", "Available only on Latency tests")
+	}
+	if r.ReportCounters != "" {
+		if _, err := ParseReportCounters(r.ReportCounters); err != nil {
+			return r, err
+		}
+	}
+	if r.InlineSize < 0 || r.InlineSize > maxInline {
+		return r, refuse("-I", r.InlineSize, fmt.Sprintf("Max inline should be between 0 and %d", maxInline))
+	}
+	if r.InlineSize > 0 && o.Test.fetches() {
+		return r, refuse("-I", r.InlineSize, "Inline feature not available on READ/Atomic verbs")
+	}
 	if r.TxDepth == 0 {
 		r.TxDepth = defTxBW
 		if o.Test.Latency() {
@@ -308,6 +363,9 @@ func (r Resolved) qpTimeout() uint8 {
 	}
 	return defQPTimeout
 }
+
+// inline says whether messages of size bytes travel in the request.
+func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send
 // from, BufSize for the peer's messages.

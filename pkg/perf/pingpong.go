@@ -21,6 +21,7 @@ type PingPong struct {
 	RemoteAddr uint64
 	RKey       uint32
 	BusyPoll   bool
+	Inline     bool // the payload travels in the request
 	Timeout    time.Duration
 }
 
@@ -69,11 +70,11 @@ func (g *pinger) send(p PingPong) ([]int64, error) {
 		// the lab at 2 vCPUs, with this one 1.08x (same boot).
 		err := g.ep.SendPingPong(rdma.SendPingPong{
 			Local: sgeAt(g.ep, 0, p.Size), Recv: recvSGE, Iters: p.Iters, RxDepth: p.RxDepth,
-			Client: p.Client, Idle: p.Timeout, Posted: posted,
+			Client: p.Client, Inline: p.Inline, Idle: p.Timeout, Posted: posted,
 		})
 		return posted, err
 	}
-	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true}
+	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true, Inline: p.Inline}
 	scnt, rcnt := 0, 0
 	for scnt < p.Iters || rcnt < p.Iters {
 		if rcnt < p.Iters && !(scnt < 1 && p.Client) {
@@ -107,7 +108,7 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
 	buf := g.ep.Buffer()
 	postOff, pollOff := p.Size-1, p.LocalOff+p.Size-1
-	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
 	scnt, rcnt, ccnt := 0, 0, 0
 	for scnt < p.Iters || ccnt < p.Iters || rcnt < p.Iters {
 		if rcnt < p.Iters && !(scnt < 1 && !p.Client) {

@@ -33,6 +33,8 @@ type HeaderInfo struct {
 	Ethernet bool
 	GIDIndex int // -1: none
 	Inline   int
+	Duplex   bool // -b
+	TOS      *int // -T, named after the exchange method with -R
 	OutReads int
 	RDMACM   bool
 	Events   bool   // -e
@@ -47,6 +49,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	kind := "BW "
 	if h.PostList > 1 {
 		kind = "Post List BW "
+	}
+	if h.Duplex {
+		kind = "Bidirectional " + kind
 	}
 	if h.Test.Latency() {
 		kind = "Latency "
@@ -69,7 +74,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	fmt.Fprintf(&b, " PCIe relax order: %s\n", ro)
 	b.WriteString(" ibv_wr* API     : OFF\n")
-	if h.Client {
+	if h.Client || h.Duplex {
 		fmt.Fprintf(&b, " TX depth        : %d\n", h.TxDepth)
 	}
 	if h.PostList > 1 {
@@ -100,7 +105,11 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 		onOff, method = "ON", "rdma_cm"
 	}
 	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
-	fmt.Fprintf(&b, " Data ex. method : %s\n", method)
+	fmt.Fprintf(&b, " Data ex. method : %s", method)
+	if h.RDMACM && h.TOS != nil {
+		fmt.Fprintf(&b, " \tTOS    : %d", *h.TOS)
+	}
+	b.WriteString("\n")
 	if h.RDMACM && !h.Client {
 		b.WriteString(resultLine)
 		b.WriteString(" Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n")
@@ -267,6 +276,11 @@ const latTail = 2
 // samples are dropped but t_max is the largest kept one's successor, and
 // the deviation is summed over whole microseconds.
 func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
+	return latencyReportIn(size, posted, rttFactor, usecUnit)
+}
+
+// latencyReportIn is LatencyReport of stamps in unit's terms.
+func latencyReportIn(size uint64, posted []int64, rttFactor int, unit latUnit) LatReport {
 	r := LatReport{Size: size, Iters: uint64(len(posted))}
 	cnt := len(posted) - 1
 	if cnt < latTail+1 {
@@ -277,7 +291,7 @@ func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
 		delta[i] = posted[i+1] - posted[i]
 	}
 	sort.Slice(delta, func(a, b int) bool { return delta[a] < delta[b] })
-	q := 1000.0 * float64(rttFactor)
+	q := unit.perUnit * float64(rttFactor)
 	us := func(v int64) float64 { return float64(v) / q }
 	cnt -= latTail
 	var median int64
@@ -310,6 +324,11 @@ func LatencyReport(size uint64, posted []int64, rttFactor int) LatReport {
 // order measured) and -H (sorted, the two largest left out) do, then the
 // table's header again, as perftest does before the row.
 func WriteSamples(w io.Writer, posted []int64, rttFactor int, unsorted, histogram bool) {
+	writeSamplesIn(w, posted, rttFactor, usecUnit, unsorted, histogram)
+}
+
+// writeSamplesIn is WriteSamples of stamps in unit's terms.
+func writeSamplesIn(w io.Writer, posted []int64, rttFactor int, unit latUnit, unsorted, histogram bool) {
 	if len(posted) < latTail+2 {
 		return
 	}
@@ -317,10 +336,10 @@ func WriteSamples(w io.Writer, posted []int64, rttFactor int, unsorted, histogra
 	for i := range delta {
 		delta[i] = posted[i+1] - posted[i]
 	}
-	q := 1000.0 * float64(rttFactor)
+	q := unit.perUnit * float64(rttFactor)
 	var b strings.Builder
 	list := func(ds []int64) {
-		b.WriteString("#, usec\n")
+		b.WriteString("#, " + unit.name + "\n")
 		for i, d := range ds {
 			b.WriteString(strconv.Itoa(i+1) + ", " + strconv.FormatFloat(float64(d)/q, 'g', 6, 64) + "\n")
 		}

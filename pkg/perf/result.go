@@ -37,6 +37,8 @@ type Result struct {
 	// LatencyDuration is a latency test's result with -D.
 	LatencyDuration []LatDurReport `json:"latency_duration,omitempty"`
 	CPU             CPUUse         `json:"cpu"`
+	// ReportCounters are -W's counters' changes, per result row.
+	ReportCounters []CounterChange `json:"report_counters,omitempty"`
 	// PortCounters are the error counters that rose during the run.
 	PortCounters *counters.Summary `json:"port_counters,omitempty"`
 	OK           bool              `json:"ok"` // the document is written only when the test ran

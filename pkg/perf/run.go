@@ -50,6 +50,10 @@ type session struct {
 	cmData   *cmData
 	cmPort   uint16
 	cmServer netip.AddrPort
+	// -W's counters, nil without it
+	repCounters *reportCounters
+	// -C: the CPU's clock rate, read at the first row
+	cpuMHz float64
 }
 
 // Run runs one side of the test on v (the factory's rdma.Stack). Output
@@ -189,7 +193,25 @@ func (s *session) openDevice(v rdma.Verbs) error {
 				"list the GIDs with 'rdmactl gids' or use -x auto")
 		}
 	}
+	if s.r.ReportCounters != "" {
+		names, err := ParseReportCounters(s.r.ReportCounters)
+		if err != nil {
+			return err
+		}
+		s.repCounters, err = openReportCounters(s.r.Counters, s.devName, s.r.IBPort, names)
+		return err
+	}
 	return nil
+}
+
+// printCounters prints -W's counters after the result row of size bytes.
+func (s *session) printCounters(size uint64) error {
+	if s.repCounters == nil {
+		return nil
+	}
+	ch, err := s.repCounters.print(s.numOut, size)
+	s.result.ReportCounters = append(s.result.ReportCounters, ch...)
+	return err
 }
 
 // connectTCP opens the out-of-band connection: the server accepts one
@@ -260,9 +282,18 @@ func (s *session) prepare() error {
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+		MaxInline: s.r.InlineSize,
 	})
 	if err != nil {
+		if s.r.InlineSize > 0 {
+			return hinted(err, fmt.Sprintf("the device may hold less inline data than -I %d: try a smaller -I", s.r.InlineSize))
+		}
 		return err
+	}
+	if got := s.ep.MaxInline(); got < s.r.InlineSize {
+		// perftest's words, and it goes on with what the device gave
+		fmt.Fprintf(s.out, "  Actual inline-size(%d) < requested inline-size(%d)\n", got, s.r.InlineSize)
+		s.r.InlineSize = got
 	}
 	outReads := 1
 	if s.r.Test.fetches() {
@@ -295,7 +326,8 @@ func (s *session) prepare() error {
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
-		Atomic: s.r.AtomicType, PostList: s.r.PostList,
+		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
+		Duplex: s.r.Bidirectional,
 	})
 	return nil
 }
@@ -338,7 +370,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout()); err != nil {
+		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}

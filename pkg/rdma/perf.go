@@ -36,6 +36,9 @@ type PerfConfig struct {
 	// Events gives both CQs a completion channel, so that CQ.Await can
 	// sleep (latency tests without --busy-poll).
 	Events bool
+	// MaxInline is the QPs' max_inline_data: sends of up to this many
+	// bytes may carry their payload in the request (perftest -I).
+	MaxInline int
 }
 
 // MaxPostList bounds Stream.PostList.
@@ -61,6 +64,9 @@ type PerfEndpoint interface {
 	ToRTS(qp int, a RTSAttr) error
 	SendCQ() CQ
 	RecvCQ() CQ
+	// MaxInline is the max_inline_data the device gave the QPs: at least
+	// PerfConfig.MaxInline, or less where the device holds less.
+	MaxInline() int
 	PostSend(wr SendWR) error
 	// PostRecvs posts n receives of sge on QP qp, several per call; their
 	// work request ID is qp, so that a receive's completion names its QP.
@@ -95,12 +101,14 @@ type PerfEndpoint interface {
 // number completed to k+1, over all QPs; both must hold Iters×QPs
 // entries. Idle bounds the wait for any completion.
 type Stream struct {
-	Op        WROpcode
-	Targets   []StreamTarget
-	Iters     int
-	TxDepth   int
-	CQMod     int
-	PostList  int // requests per ibv_post_send, chained (0 means 1)
+	Op       WROpcode
+	Targets  []StreamTarget
+	Iters    int
+	TxDepth  int
+	CQMod    int
+	PostList int // requests per ibv_post_send, chained (0 means 1)
+	// Inline posts every request with its payload in it (IBV_SEND_INLINE).
+	Inline    bool
 	Duration  time.Duration
 	Margin    time.Duration
 	Idle      time.Duration
@@ -135,6 +143,7 @@ type SendPingPong struct {
 	Iters       int
 	RxDepth     int
 	Client      bool
+	Inline      bool // each SEND carries its payload (IBV_SEND_INLINE)
 	Idle        time.Duration
 	Posted      []int64
 }
