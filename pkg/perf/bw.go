@@ -104,7 +104,7 @@ func (s *session) runRDMABWBoth() error {
 			return s.peerErr(err)
 		}
 		if err := theirs.Check(); err != nil {
-			return hinted(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
+			return cli.WithHint(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
 		}
 		sum := mine.plus(theirs)
 		if err := s.printBW(sum); err != nil {

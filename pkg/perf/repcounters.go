@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
 )
 
@@ -84,7 +85,7 @@ func (c *reportCounters) read() ([]uint64, error) {
 			}
 		}
 		if !found {
-			return nil, hinted(fmt.Errorf("-W %s: Unable to access performance counters (%s port %d has none of that name)", n, c.dev, c.port),
+			return nil, cli.WithHint(fmt.Errorf("-W %s: Unable to access performance counters (%s port %d has none of that name)", n, c.dev, c.port),
 				fmt.Sprintf("'rdmactl stat -d %s -i %d' lists the port's hw counters", c.dev, c.port))
 		}
 	}

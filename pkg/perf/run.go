@@ -286,7 +286,7 @@ func (s *session) prepare() error {
 	})
 	if err != nil {
 		if s.r.InlineSize > 0 {
-			return hinted(err, fmt.Sprintf("the device may hold less inline data than -I %d: try a smaller -I", s.r.InlineSize))
+			return cli.WithHint(err, fmt.Sprintf("the device may hold less inline data than -I %d: try a smaller -I", s.r.InlineSize))
 		}
 		return err
 	}
