@@ -56,6 +56,12 @@ func TestSinglePingWithoutAddress(t *testing.T) {
 	} {
 		real := run(t, time.Minute, "rping", c.args...)
 		ours := run(t, time.Minute, rdmactl, append([]string{"ping"}, c.args...)...)
+		// rping's CM thread exits the process on the address error while
+		// its main thread reports the resolution state: that second line
+		// comes now and then. rdmactl prints the full form.
+		if rest, _ := splitHint(ours.Stderr); rest == real.Stderr+"waiting for addr/route resolution state 11\n" {
+			real.Stderr = rest
+		}
 		hint := sameButHint(t, fmt.Sprintf("ping %q", c.args), real, ours)
 		if !strings.HasPrefix(hint, c.hint) || strings.Contains(hint, "libibverbs") {
 			t.Errorf("ping %q: hint %q, want %q", c.args, hint, c.hint)

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Issue 9's ping cases, each reproduced in the lab and compared with the
+// ping's failure cases, each reproduced in the lab and compared with the
 // real rping in the same boot. rdmactl adds one line to rping's failure
 // output, its closing "hint: "; the comparisons leave it out and check it
 // on its own.
@@ -44,7 +44,7 @@ func inMountNamespace(t *testing.T, setup string, args ...string) result {
 	return run(t, time.Minute, "unshare", append([]string{"-m", "sh", "-c", setup + ` && exec "$@"`, "sh"}, args...)...)
 }
 
-// Item 2: seed 000's `rping -s 192.168.11.22 -v -C 3`. rping ignores the
+// seed 000's `rping -s 192.168.11.22 -v -C 3`. rping ignores the
 // operand and listens on every address.
 func TestSinglePingPositionalAddress(t *testing.T) {
 	srvFlags := []string{"10.9.0.1", "-v", "-C", "3"}
@@ -57,7 +57,7 @@ func TestSinglePingPositionalAddress(t *testing.T) {
 	sameResult(t, "rdmactl ping -s 10.9.0.1 -v -C 3", realSrv, ourSrv)
 }
 
-// Item 3: rdma_bind_addr on an address whose netdev has no RDMA device.
+// rdma_bind_addr on an address whose netdev has no RDMA device.
 // rping's second line comes from its CM thread racing main's exit: it
 // prints the first line always and the second now and then, so every
 // rping output must be a prefix of rdmactl's, which is the full form.
@@ -90,7 +90,7 @@ func TestSinglePingBindWithoutDevice(t *testing.T) {
 const hideRDMACM = "mkdir -p /tmp/e2e-ib && cp -a /dev/infiniband/uverbs* /tmp/e2e-ib/ && " +
 	"mount -t tmpfs none /dev/infiniband && cp -a /tmp/e2e-ib/* /dev/infiniband/"
 
-// Item 3: without /dev/infiniband/rdma_cm rping exits 22.
+// without /dev/infiniband/rdma_cm rping exits 22.
 func TestSinglePingNoRdmaCMNode(t *testing.T) {
 	real := inMountNamespace(t, hideRDMACM, "rping", "-s", "-a", "10.9.0.1", "-C", "1")
 	ours := inMountNamespace(t, hideRDMACM, rdmactl, "ping", "-s", "-a", "10.9.0.1", "-C", "1")
@@ -103,7 +103,7 @@ func TestSinglePingNoRdmaCMNode(t *testing.T) {
 	}
 }
 
-// Item 4: the environment and the config file do not change what an
+// the environment and the config file do not change what an
 // rping command line does; rping on the default port is found whatever
 // RDMACTL_CM_PORT or the config file's keys (which the other commands
 // read) say.
@@ -152,7 +152,7 @@ func waitConnected(t *testing.T, port int) {
 	pollUntil(t, 30*time.Second, 50*time.Millisecond, fmt.Sprintf("no connection on port %d", port), func() bool { return cmIDInState("CONNECT", port) })
 }
 
-// Item 6: --json's ok means every requested ping completed and was
+// --json's ok means every requested ping completed and was
 // validated; a cut-short run is ok:false and exits 1 with the reason.
 func TestSinglePingJSONVerdictServerKilled(t *testing.T) {
 	port := freshPort()
@@ -168,7 +168,7 @@ func TestSinglePingJSONVerdictServerKilled(t *testing.T) {
 	}
 }
 
-// Item 6: a server that refuses the size (its -S is smaller): rping's
+// a server that refuses the size (its -S is smaller): rping's
 // client exits 0 and so does rdmactl in rping's mode; with --json the run
 // is not ok.
 func TestSinglePingJSONVerdictSizeRefused(t *testing.T) {
@@ -183,7 +183,7 @@ func TestSinglePingJSONVerdictSizeRefused(t *testing.T) {
 	}
 }
 
-// Item 8: a server whose reg_mr fails rejects with reason 28; that is not
+// a server whose reg_mr fails rejects with reason 28; that is not
 // "nothing listens".
 func TestSinglePingHintServerSetupFailed(t *testing.T) {
 	client := func(tool string) result {
@@ -213,7 +213,7 @@ func TestSinglePingHintServerSetupFailed(t *testing.T) {
 	}
 }
 
-// Item 8: ADDR_ERROR -110 to an on-link address nobody answers ARP for.
+// ADDR_ERROR -110 to an on-link address nobody answers ARP for.
 func TestSinglePingHintNoNeighbour(t *testing.T) {
 	args := []string{"-c", "-a", "10.9.0.77", "-C", "1", "-p", fmt.Sprint(freshPort())}
 	real := run(t, time.Minute, "rping", args...)
@@ -229,7 +229,7 @@ func TestSinglePingHintNoNeighbour(t *testing.T) {
 	}
 }
 
-// Item 8: no provider library (rxe0 exists), and no RDMA in the kernel
+// no provider library (rxe0 exists), and no RDMA in the kernel
 // (no /sys/class/infiniband): neither may suggest `rxe add`.
 func TestSinglePingHintNoDeviceListed(t *testing.T) {
 	for _, c := range []struct {
