@@ -22,6 +22,12 @@ var perfOptionCases = []struct {
 	{"write_bw", "-u 16", nil},
 	{"write_bw", "-S 0", nil},
 	{"write_bw", "-c RC", nil},
+	{"write_bw", "-c UC", ucRun("write_bw")},
+	{"write_lat", "-c UC", ucRun("write_lat")},
+	{"send_bw", "-c UC", ucRun("send_bw")},
+	{"send_lat", "-c UC", ucRun("send_lat")},
+	{"send_bw", "-c UC -q 2", ucRun("send_bw")},
+	{"write_bw", "-c UC -b", bothDirections(false)},
 	{"write_bw", "--report_gbit", headerHas("BW peak[Gb/sec]")},
 	{"write_bw", "--output=bandwidth", oneNumber},
 	{"send_bw", "--output=message_rate", oneNumber},
@@ -150,6 +156,23 @@ func TestSinglePerfInlineBeyondDevice(t *testing.T) {
 		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
 			t.Errorf("%s -I 912: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
 		}
+	}
+}
+
+// ucRun: with -c UC both headers name the connection type and the run
+// is perftest's usual one.
+func ucRun(test string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
+			if !strings.Contains(out, " Connection type : UC\t\tUsing SRQ      : OFF\n") {
+				t.Errorf("%s's header does not name UC:\n%s", who, out)
+			}
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
 	}
 }
 

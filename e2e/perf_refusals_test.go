@@ -40,6 +40,9 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-c XX"},
 		{"write_bw", "-c UD"},
 		{"read_bw", "-c UC"},
+		{"read_lat", "-c UC"},
+		{"atomic_bw", "-c UC"},
+		{"write_bw", "-c UC -R"},
 		{"write_bw", "--output=foo"},
 		{"write_bw", "--output=latency"},
 		{"write_lat", "--output=bandwidth"},
@@ -59,10 +62,15 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		ours := run(t, time.Minute, rdmactl, append([]string{"perf", c.test}, args...)...)
 		// perftest's line: its first on stderr, past getopt's "ib_x: "
 		// prefix (on stdout for -T, which prints usage lines for an
-		// unknown option).
+		// unknown option, and for -c UC -R, past a line of dashes).
 		line := strings.TrimSpace(strings.SplitN(real.Stderr, "\n", 2)[0])
-		if line == "" {
-			line = strings.TrimSpace(strings.SplitN(real.Stdout, "\n", 2)[0])
+		for _, l := range strings.Split(real.Stdout, "\n") {
+			if line != "" {
+				break
+			}
+			if l = strings.TrimSpace(l); strings.Trim(l, "-") != "" {
+				line = l
+			}
 		}
 		line = strings.TrimPrefix(line, "ib_"+c.test+": ")
 		// getopt lists the candidates in its table's order (and perftest

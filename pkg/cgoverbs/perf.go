@@ -70,8 +70,18 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	if e.mr, err = e.pd.RegMR(e.buf, perfAccess); err != nil {
 		return asRDMAError("ibv_reg_mr", err)
 	}
+	qpType, access := cfg.Type, perfAccess
+	switch qpType {
+	case 0, rdma.QPTypeRC:
+		qpType = rdma.QPTypeRC
+	case rdma.QPTypeUC:
+		// UC carries no reads or atomics
+		access = rdma.AccessLocalWrite | rdma.AccessRemoteWrite
+	default:
+		return rdma.Errorf(fmt.Sprintf("perf QPs of type %s", qpType), syscall.EINVAL)
+	}
 	for i := 0; i < n; i++ {
-		qp, err := e.pd.CreateRCQP(e.sendCQ, e.recvCQ, QPCap{
+		qp, err := e.pd.CreateQP(qpType, e.sendCQ, e.recvCQ, nil, QPCap{
 			MaxSendWR: uint32(cfg.TxDepth), MaxRecvWR: uint32(cfg.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1,
 			MaxInlineData: uint32(max(cfg.MaxInline, 0)),
 		})
@@ -89,7 +99,7 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 				e.maxInline = int(info.Cap.MaxInlineData)
 			}
 		}
-		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: perfAccess}); err != nil {
+		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: access}); err != nil {
 			return asRDMAError("ibv_modify_qp", err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // FlagValues is what the command line sets: Options, and the options
@@ -102,7 +104,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "connection", Short: "c", Usage: "connection type: RC (UC and UD are perftest's too, not rdmactl's yet)", Value: func(v *FlagValues) any { return &v.Conn },
+	{Long: "connection", Short: "c", Usage: "connection type: RC (default), or UC for the write and send tests (UD is perftest's too, not rdmactl's yet)", Value: func(v *FlagValues) any { return &v.Conn },
 		Check: func(t Test, v *FlagValues) error { return checkConn(t, v.Conn) }},
 	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
 		Check: func(t Test, v *FlagValues) error {
@@ -254,16 +256,17 @@ func checkConn(t Test, c string) error {
 		if t.fetches() {
 			return refuse("-c", c, "UC connection not possible in READ/ATOMIC verbs")
 		}
+		return nil
 	case "DC":
-		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC only)")
+		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC and UC only)")
 	case "XRC":
-		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC only)")
+		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC and UC only)")
 	case "SRD":
-		return fmt.Errorf("-c SRD: rdmactl runs RC only (SRD is EFA's)")
+		return fmt.Errorf("-c SRD: rdmactl runs RC and UC only (SRD is EFA's)")
 	default:
 		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
 	}
-	return fmt.Errorf("-c %s: rdmactl runs RC only yet", c)
+	return fmt.Errorf("-c %s: rdmactl runs RC and UC only yet", c)
 }
 
 // ValueIn is what the option sets in v; a refused option sets scratch
@@ -327,6 +330,9 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("tos") {
 		o.TOS = &v.TOS
+	}
+	if v.Conn == "UC" {
+		o.Conn = rdma.QPTypeUC
 	}
 	if given("report-counters") {
 		o.ReportCounters = v.CounterList

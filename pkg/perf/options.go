@@ -27,6 +27,8 @@ type Options struct {
 	MTU      int // -m in bytes; 0 = the port's active MTU
 	Gbits    bool
 	RDMACM   bool
+	// Conn is -c: the QPs' transport, RC (also for 0) or UC.
+	Conn     rdma.QPType
 	BusyPoll bool
 	JSON     bool
 	Timeout  time.Duration // how long to wait for the peer at each step
@@ -96,6 +98,7 @@ const (
 	atomicSize      = 8
 	maxInline       = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
 	maxTOS          = 255
+	ucMaxRx         = 16000 // perftest's UC_MAX_RX
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -229,6 +232,15 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
+	if r.Conn == 0 {
+		r.Conn = rdma.QPTypeRC
+	}
+	if err := checkConn(o.Test, r.Conn.String()); err != nil {
+		return r, err
+	}
+	if r.Conn == rdma.QPTypeUC && r.RDMACM {
+		return r, refuse("", "", "UC is not supported in librdmacm")
+	}
 	if r.TOS != nil && (*r.TOS < 0 || *r.TOS > maxTOS) {
 		return r, refuse("-T", *r.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
 	}
@@ -278,6 +290,11 @@ func (o Options) Resolve() (Resolved, error) {
 		}
 		if r.Duration == 0 && r.RxDepth > r.Iters {
 			r.RxDepth = r.Iters
+		}
+		if r.Duration == 0 && r.Conn != rdma.QPTypeRC && r.RxDepth == defRxSend {
+			// nothing retries a message that finds no receive: post
+			// one for every message, as perftest does
+			r.RxDepth = min(r.Iters, ucMaxRx)
 		}
 		if r.RxDepth%2 == 1 && !r.All {
 			r.RxDepth++ // perftest's work-around for odd depths

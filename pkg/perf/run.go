@@ -281,7 +281,7 @@ func (s *session) prepare() error {
 	s.mtu = mtu
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
-		Port: uint8(s.r.IBPort), QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+		Port: uint8(s.r.IBPort), Type: s.r.Conn, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 		MaxInline: s.r.InlineSize,
 	})
 	if err != nil {
@@ -323,7 +323,7 @@ func (s *session) prepare() error {
 	s.local = s.locals[0]
 	s.result.setup(s, outReads)
 	WriteHeader(s.out, HeaderInfo{
-		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
+		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
@@ -370,7 +370,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
+		if err := connectQP(s.ep, s.r.Conn, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}
