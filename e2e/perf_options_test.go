@@ -22,11 +22,12 @@ var perfOptionCases = []struct {
 	{"write_bw", "-u 16", nil},
 	{"write_bw", "-S 0", nil},
 	{"write_bw", "-c RC", nil},
-	{"write_bw", "-c UC", ucRun("write_bw")},
-	{"write_lat", "-c UC", ucRun("write_lat")},
-	{"send_bw", "-c UC", ucRun("send_bw")},
-	{"send_lat", "-c UC", ucRun("send_lat")},
-	{"send_bw", "-c UC -q 2", ucRun("send_bw")},
+	{"write_bw", "-c UC", ucRun("write_bw", 0)},
+	{"write_lat", "-c UC", ucRun("write_lat", 0)},
+	{"send_bw", "-c UC", ucRun("send_bw", 0)},
+	{"send_lat", "-c UC", ucRun("send_lat", 0)},
+	{"send_bw", "-c UC -q 2", ucRun("send_bw", 0)},
+	{"send_bw", "-c UC -n 1000", ucRun("send_bw", 1000)},
 	{"write_bw", "-c UC -b", bothDirections(false)},
 	{"write_bw", "--report_gbit", headerHas("BW peak[Gb/sec]")},
 	{"write_bw", "--output=bandwidth", oneNumber},
@@ -160,9 +161,14 @@ func TestSinglePerfInlineBeyondDevice(t *testing.T) {
 }
 
 // ucRun: with -c UC both headers name the connection type and the run
-// is perftest's usual one.
-func ucRun(test string) func(*testing.T, string, result, result) {
+// is perftest's usual one; an rdmactl server with rx > 0 posts that many
+// receives (-n 1000: a receive per message, not -r's 512, or the UC
+// messages finding none are lost and the run never ends).
+func ucRun(test string, rx int) func(*testing.T, string, result, result) {
 	return func(t *testing.T, side string, r, peer result) {
+		if want := fmt.Sprintf(" RX depth        : %d\n", rx); rx > 0 && side == "server" && !strings.Contains(r.Stdout, want) {
+			t.Errorf("rdmactl server lacks %q:\n%s", want, r.Stdout)
+		}
 		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
 			if !strings.Contains(out, " Connection type : UC\t\tUsing SRQ      : OFF\n") {
 				t.Errorf("%s's header does not name UC:\n%s", who, out)
