@@ -29,6 +29,9 @@ var perfOptionCases = []struct {
 	{"send_bw", "-c UC -q 2", ucRun("send_bw", 0)},
 	{"send_bw", "-c UC -n 1000", ucRun("send_bw", 1000)},
 	{"write_bw", "-c UC -b", bothDirections(false)},
+	{"send_bw", "-c UD", udRun("send_bw")},
+	{"send_lat", "-c UD", udRun("send_lat")},
+	{"send_bw", "-c UD -q 2 -s 512", udRun("send_bw")},
 	{"write_bw", "--report_gbit", headerHas("BW peak[Gb/sec]")},
 	{"write_bw", "--output=bandwidth", oneNumber},
 	{"send_bw", "--output=message_rate", oneNumber},
@@ -180,6 +183,47 @@ func ucRun(test string, rx int) func(*testing.T, string, result, result) {
 		}
 		checkPerf(t, test, srv, cli)
 	}
+}
+
+// udRun: with -c UD both headers name the connection type, and both
+// sides run messages of the same size, at most the path MTU (perftest
+// runs the MTU where -s or send_bw's default is larger).
+func udRun(test string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
+			if !strings.Contains(out, " Connection type : UD\t\tUsing SRQ      : OFF\n") {
+				t.Errorf("%s's header does not name UD:\n%s", who, out)
+			}
+		}
+		size := func(out string) string {
+			row := bwRow.FindString(out)
+			if strings.HasSuffix(test, "_lat") {
+				row = latRow.FindString(out)
+			}
+			if f := strings.Fields(row); len(f) > 0 {
+				return f[0]
+			}
+			return ""
+		}
+		mtu := regexp.MustCompile(`(?m)^ Mtu             : (\d+)\[B\]$`).FindStringSubmatch(peer.Stdout)
+		if s := size(r.Stdout); s == "" || s != size(peer.Stdout) || mtu == nil || atoiOr(s) > atoiOr(mtu[1]) {
+			t.Errorf("rdmactl %s ran %q bytes, perftest %q (MTU %v):\n%s\n%s", side, s, size(peer.Stdout), mtu, r.Stdout, peer.Stdout)
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+	}
+}
+
+// atoiOr is s as a number, or -1.
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func headerHas(s string) func(*testing.T, string, result, result) {

@@ -43,6 +43,8 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"read_lat", "-c UC"},
 		{"atomic_bw", "-c UC"},
 		{"write_bw", "-c UC -R"},
+		{"write_lat", "-c UD"},
+		{"read_bw", "-c UD"},
 		{"write_bw", "--output=foo"},
 		{"write_bw", "--output=latency"},
 		{"write_lat", "--output=bandwidth"},
@@ -121,5 +123,20 @@ func TestSinglePerfMismatchSaysWhatDiffers(t *testing.T) {
 	s, c := pair(rdmactl, []string{"perf", "write_bw", "-q", "1", "--timeout", "10s"}, "ib_write_bw", []string{"-q", "2"})
 	if s.Code != 1 || !strings.Contains(s.Stderr, "the peer runs more QPs") || !strings.Contains(s.Stderr, "hint: give both sides the same -q") {
 		t.Errorf("-q 1 against ib_write_bw -q 2: exit %d, %q (client exit %d)", s.Code, s.Stderr, c.Code)
+	}
+}
+
+// TestSinglePerfUDSizeAboveMTU: send_lat -c UD -s above the path MTU
+// is refused once the peers agreed on the MTU, as perftest refuses it:
+// both sides exit 1, rdmactl with perftest's line.
+func TestSinglePerfUDSizeAboveMTU(t *testing.T) {
+	const line = "Max message size in UD cannot be greater than MTU"
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		srv, cli := perfPair(t, "send_lat", roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-c", "UD", "-s", "8192")
+		for i, r := range []result{srv, cli} {
+			if r.Code != 1 || !strings.Contains(r.Stderr, line) {
+				t.Errorf("%s as the %s: exit %d, want 1 and %q:\n%s%s", roles[i], []string{"server", "client"}[i], r.Code, line, r.Stdout, r.Stderr)
+			}
+		}
 	}
 }

@@ -159,6 +159,10 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	if err != nil || o.Conn != rdma.QPTypeUC {
 		t.Errorf("send_bw -c UC: %v, %+v", err, o)
 	}
+	o, err = runPerfCmd(t, "send_lat", "-c", "UD", "10.9.0.1")
+	if err != nil || o.Conn != rdma.QPTypeUD {
+		t.Errorf("send_lat -c UD: %v, %+v", err, o)
+	}
 	o, err = runPerfCmd(t, "send_lat", "-C", "10.9.0.1")
 	if err != nil || !o.Cycles {
 		t.Errorf("send_lat -C: %v, %+v", err, o)

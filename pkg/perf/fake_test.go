@@ -88,7 +88,10 @@ func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, erro
 	defer f.mu.Unlock()
 	e := &fakeEndpoint{f: f, buf: make([]byte, c.BufSize), addr: 0x7f0000000000 + uint64(f.next)<<24,
 		send: newFakeCQ(c.Events), recv: newFakeCQ(c.Events), txDepth: c.TxDepth, maxInline: min(c.MaxInline, fakeMaxInline),
-		unreliable: c.Type == rdma.QPTypeUC}
+		unreliable: c.Type == rdma.QPTypeUC || c.Type == rdma.QPTypeUD}
+	if c.Type == rdma.QPTypeUD {
+		e.grh = udGRH
+	}
 	f.qpTypes = append(f.qpTypes, c.Type)
 	for i := 0; i < max(c.QPs, 1); i++ {
 		e.qpns = append(e.qpns, f.next)
@@ -115,9 +118,11 @@ type fakeEndpoint struct {
 	recv      *fakeCQ
 	txDepth   int
 	rts       bool
-	// unreliable (UC) drops a SEND that finds no receive, silently
+	// unreliable (UC, UD) drops a SEND that finds no receive, silently
 	unreliable bool
-	recvs      [][]rdma.SGE // posted receives per QP, oldest first
+	// grh is the room a UD message's GRH takes before it in a receive
+	grh   int
+	recvs [][]rdma.SGE // posted receives per QP, oldest first
 }
 
 // peerQP is the index, among peer's QPs, of the one QP i is connected to.
@@ -228,12 +233,16 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 		}
 		r := peer.recvs[q][0]
 		peer.recvs[q] = peer.recvs[q][1:]
+		if int(r.Len) < int(wr.Local.Len)+peer.grh {
+			peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCLocLenErr})
+			break
+		}
 		dst, err := peer.span(r.Addr, r.Len)
 		if err != nil {
 			return err
 		}
-		copy(dst, local)
-		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
+		copy(dst[peer.grh:], local)
+		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len + uint32(peer.grh)})
 	case rdma.WRRDMAWrite, rdma.WRRDMARead, rdma.WRAtomicFetchAndAdd, rdma.WRAtomicCmpAndSwp:
 		remote, err := peer.span(wr.RemoteAddr, wr.Local.Len)
 		if err != nil || wr.RKey != peer.RKey() {
@@ -317,6 +326,11 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			}
 			if arrive == 0 {
 				e.f.mu.Unlock()
+				continue
+			}
+			if r := peer.recvs[q][0]; int(r.Len) < int(s.Targets[i].Local.Len)+peer.grh {
+				e.f.mu.Unlock()
+				peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCLocLenErr})
 				continue
 			}
 			span := uint64(len(peer.buf) / len(peer.qpns))

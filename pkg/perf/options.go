@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/counters"
@@ -27,7 +28,7 @@ type Options struct {
 	MTU      int // -m in bytes; 0 = the port's active MTU
 	Gbits    bool
 	RDMACM   bool
-	// Conn is -c: the QPs' transport, RC (also for 0) or UC.
+	// Conn is -c: the QPs' transport, RC (also for 0), UC or UD.
 	Conn     rdma.QPType
 	BusyPoll bool
 	JSON     bool
@@ -99,6 +100,8 @@ const (
 	maxInline       = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
 	maxTOS          = 255
 	ucMaxRx         = 16000 // perftest's UC_MAX_RX
+	udGRH           = 40    // perftest's UD_ADDITION
+	udQKey          = 0x11111111
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -108,6 +111,8 @@ type Resolved struct {
 	BufSize int // per half of the buffer: max(largest size, page)
 	CQMod   int
 	NoPeak  bool
+	// sizeGiven says -s was given rather than the test's default size
+	sizeGiven bool
 }
 
 // Perftest's bounds on the sizes people give.
@@ -171,7 +176,7 @@ func DurationOf(secs int64) (time.Duration, error) {
 // Resolve fills in defaults and checks what perftest checks, before
 // anything is allocated: perftest's refusals are *Refusal.
 func (o Options) Resolve() (Resolved, error) {
-	r := Resolved{Options: o}
+	r := Resolved{Options: o, sizeGiven: o.Size != 0}
 	if r.QPs == 0 {
 		r.QPs = 1
 	}
@@ -241,6 +246,9 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Conn == rdma.QPTypeUC && r.RDMACM {
 		return r, refuse("", "", "UC is not supported in librdmacm")
 	}
+	if r.Conn == rdma.QPTypeUD && r.RDMACM {
+		return r, fmt.Errorf("-c UD with -R: rdmactl connects RC QPs over rdma_cm only; drop -R")
+	}
 	if r.TOS != nil && (*r.TOS < 0 || *r.TOS > maxTOS) {
 		return r, refuse("-T", *r.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
 	}
@@ -301,7 +309,7 @@ func (o Options) Resolve() (Resolved, error) {
 		}
 	}
 	r.CQMod = defCQMod
-	if r.Size > cqModSizeLimit && !r.All {
+	if r.Size > cqModSizeLimit && !r.All && r.Conn != rdma.QPTypeUD {
 		r.CQMod = 1
 	}
 	if o.CQModeration > 0 {
@@ -343,7 +351,7 @@ func (o Options) Resolve() (Resolved, error) {
 		r.Sizes = []int{r.Size}
 	}
 	largest := r.Sizes[len(r.Sizes)-1]
-	r.BufSize = max(largest, cycleBuffer)
+	r.BufSize = max(largest+r.recvExtra(), cycleBuffer)
 	if r.MTU != 0 {
 		if _, err := mtuEnum(r.MTU); err != nil {
 			return r, err
@@ -370,7 +378,7 @@ func (r Resolved) margin() time.Duration {
 // warnLargeCQMod says whether perftest's parser warns that -Q moderates
 // the completions of large messages (it drops its own moderation there).
 func (r Resolved) warnLargeCQMod() bool {
-	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events
+	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events && r.Conn != rdma.QPTypeUD
 }
 
 // qpTimeout is -u, or perftest's default.
@@ -379,6 +387,37 @@ func (r Resolved) qpTimeout() uint8 {
 		return uint8(*r.QPTimeout)
 	}
 	return defQPTimeout
+}
+
+// recvExtra is what a receive holds beyond the message: a UD message
+// comes with the 40 bytes of its GRH before it.
+func (r Resolved) recvExtra() int {
+	if r.Conn == rdma.QPTypeUD {
+		return udGRH
+	}
+	return 0
+}
+
+// fitMTU bounds a UD run's sizes by the path MTU of mtu bytes, as
+// perftest does once the peers agreed on it: -s above it is refused, -a
+// and the default size are cut to it (and it says so).
+func (r *Resolved) fitMTU(mtu int, errOut io.Writer) error {
+	if r.Conn != rdma.QPTypeUD || r.Sizes[len(r.Sizes)-1] <= mtu {
+		return nil
+	}
+	if r.sizeGiven && !r.All {
+		return refuse("-s", r.Size, "Max message size in UD cannot be greater than MTU")
+	}
+	fmt.Fprintf(errOut, " Max msg size in UD is MTU %d\n Changing to this MTU\n", mtu)
+	if r.All {
+		for len(r.Sizes) > 1 && r.Sizes[len(r.Sizes)-1] > mtu {
+			r.Sizes = r.Sizes[:len(r.Sizes)-1]
+		}
+	} else {
+		r.Size, r.Sizes = mtu, []int{mtu}
+	}
+	r.BufSize = max(r.Sizes[len(r.Sizes)-1]+udGRH, cycleBuffer)
+	return nil
 }
 
 // inline says whether messages of size bytes travel in the request.

@@ -279,9 +279,12 @@ func (s *session) prepare() error {
 		return s.peerErr(err)
 	}
 	s.mtu = mtu
+	if err := s.r.fitMTU(mtuBytes(mtu), s.errOut); err != nil {
+		return err
+	}
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
-		Port: uint8(s.r.IBPort), Type: s.r.Conn, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 		MaxInline: s.r.InlineSize,
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,83 @@ func TestResolveUC(t *testing.T) {
 	}
 	if r, err := (Options{Test: SendBW}).Resolve(); err != nil || r.Conn != rdma.QPTypeRC || r.RxDepth != 512 {
 		t.Errorf("send_bw: %v, %v, RX depth %d; want RC and 512", err, r.Conn, r.RxDepth)
+	}
+}
+
+// TestUDFlows: -c UD runs send_bw and send_lat on UD QPs (RTS with the
+// send PSN alone), messages bounded by the path MTU (the fake's 1024
+// bytes: send_bw's default 65536 runs 1024), each received with room for
+// the 40-byte GRH before it (the fake fails a receive without).
+func TestUDFlows(t *testing.T) {
+	for _, o := range []Options{{Test: SendBW}, {Test: SendLat}, {Test: SendLat, BusyPoll: true}, {Test: SendBW, QPs: 2, Size: 1024}} {
+		t.Run(o.Test.String(), func(t *testing.T) {
+			f := newFakeStack()
+			o.GIDIndex, o.IBPort, o.Iters, o.Conn, o.Timeout = 1, 1, 1000, rdma.QPTypeUD, 5*time.Second
+			srv, cli, serr, cerr := runPair(t, f, o)
+			if serr != nil || cerr != nil {
+				t.Fatalf("server %v, client %v", serr, cerr)
+			}
+			for side, out := range map[string]string{"server": srv, "client": cli} {
+				if !strings.Contains(out, " Connection type : UD\t\tUsing SRQ      : OFF\n") || !strings.HasSuffix(out, resultLine) {
+					t.Errorf("%s:\n%s", side, out)
+				}
+			}
+			for side, out := range map[string]string{"server": srv, "client": cli} {
+				if o.Test == SendBW && !strings.Contains(out, "\n 1024       ") {
+					t.Errorf("send_bw -c UD %s should report 1024 bytes, the MTU:\n%s", side, out)
+				}
+			}
+			for _, ty := range f.qpTypes {
+				if ty != rdma.QPTypeUD {
+					t.Errorf("endpoints made with QP types %v, want UD", f.qpTypes)
+				}
+			}
+			for _, a := range f.rtss {
+				if a != (rdma.RTSAttr{SQPSN: a.SQPSN}) {
+					t.Errorf("UD RTS %+v: the send PSN only", a)
+				}
+			}
+		})
+	}
+}
+
+// TestResolveUD: perftest's rules of -c UD: send tests only, no
+// disabling of CQ moderation for large sizes, buffers with room for the
+// GRH, and sizes cut at the MTU once it is known (-a says so).
+func TestResolveUD(t *testing.T) {
+	for _, test := range []Test{WriteBW, ReadLat, AtomicBW} {
+		_, err := Options{Test: test, Conn: rdma.QPTypeUD}.Resolve()
+		var r *Refusal
+		if !errors.As(err, &r) || err.Error() != "-c UD: UD connection only possible in SEND verb" {
+			t.Errorf("%s -c UD: %v", test, err)
+		}
+	}
+	if _, err := (Options{Test: SendBW, Conn: rdma.QPTypeUD, RDMACM: true}).Resolve(); err == nil || !strings.HasPrefix(err.Error(), "-c UD with -R") {
+		t.Errorf("send_bw -c UD -R: %v", err)
+	}
+	r, err := Options{Test: SendBW, Conn: rdma.QPTypeUD}.Resolve()
+	if err != nil || r.CQMod != defCQMod || r.BufSize != 65536+udGRH || r.RxDepth != 1000 {
+		t.Fatalf("send_bw -c UD: %v, cq_mod %d, buffer %d, rx depth %d", err, r.CQMod, r.BufSize, r.RxDepth)
+	}
+	const changing = " Max msg size in UD is MTU %d\n Changing to this MTU\n"
+	var msg strings.Builder
+	err = r.fitMTU(1024, &msg)
+	if err != nil || r.Size != 1024 || len(r.Sizes) != 1 || r.Sizes[0] != 1024 || r.BufSize != cycleBuffer || msg.String() != fmt.Sprintf(changing, 1024) {
+		t.Errorf("send_bw -c UD at MTU 1024: %v, size %d, sizes %v, buffer %d, %q", err, r.Size, r.Sizes, r.BufSize, msg.String())
+	}
+	msg.Reset()
+	r, _ = Options{Test: SendLat, Conn: rdma.QPTypeUD, All: true}.Resolve()
+	if err := r.fitMTU(4096, &msg); err != nil || len(r.Sizes) != 12 || r.Sizes[11] != 4096 || msg.String() != fmt.Sprintf(changing, 4096) {
+		t.Errorf("send_lat -c UD -a at MTU 4096: %v, sizes %v, %q", err, r.Sizes, msg.String())
+	}
+	msg.Reset()
+	r, _ = Options{Test: SendLat, Conn: rdma.QPTypeUD, Size: 8192}.Resolve()
+	err = r.fitMTU(1024, &msg)
+	var ref *Refusal
+	if !errors.As(err, &ref) || err.Error() != "-s 8192: Max message size in UD cannot be greater than MTU" || msg.Len() != 0 {
+		t.Errorf("send_lat -c UD -s 8192 at MTU 1024: %v, %q", err, msg.String())
+	}
+	if err := r.fitMTU(8192, &msg); err != nil || r.Sizes[0] != 8192 {
+		t.Errorf("send_lat -c UD -s 8192 at MTU 8192: %v, sizes %v", err, r.Sizes)
 	}
 }
