@@ -309,3 +309,32 @@ func TestSinglePerfTOS(t *testing.T) {
 		})
 	}
 }
+
+// TestSinglePerfUDBusyPoll: send_lat -c UD with rdmactl's --busy-poll
+// (its loop in C, which addresses each send by the peer's address
+// handle) against ib_send_lat in both roles.
+func TestSinglePerfUDBusyPoll(t *testing.T) {
+	pair := singlePair(t)
+	busy := func(sn string, sa []string, cn string, ca []string) (result, result) {
+		if sn == rdmactl {
+			sa = append(sa, "--busy-poll")
+		}
+		if cn == rdmactl {
+			ca = append(ca, "--busy-poll")
+		}
+		return pair(sn, sa, cn, ca)
+	}
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		t.Run(roles[0]+"-server", func(t *testing.T) {
+			srv, cli := perfPair(t, "send_lat", roles[0], roles[1], busy, "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-c", "UD", "-s", "64")
+			if srv.Code != 0 || cli.Code != 0 {
+				t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+			}
+			ours, peer, side := cli, srv, "client"
+			if roles[0] == "rdmactl" {
+				ours, peer, side = srv, cli, "server"
+			}
+			udRun("send_lat")(t, side, ours, peer)
+		})
+	}
+}

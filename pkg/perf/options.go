@@ -102,6 +102,7 @@ const (
 	ucMaxRx         = 16000 // perftest's UC_MAX_RX
 	udGRH           = 40    // perftest's UD_ADDITION
 	udQKey          = 0x11111111
+	maxInlineUD     = 884 // perftest's MAX_INLINE_UD
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -113,6 +114,9 @@ type Resolved struct {
 	NoPeak  bool
 	// sizeGiven says -s was given rather than the test's default size
 	sizeGiven bool
+	// udInlineCut says -I was above what perftest inlines on UD, and
+	// was cut to it
+	udInlineCut bool
 }
 
 // Perftest's bounds on the sizes people give.
@@ -280,6 +284,9 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.InlineSize > 0 && o.Test.fetches() {
 		return r, refuse("-I", r.InlineSize, "Inline feature not available on READ/Atomic verbs")
+	}
+	if r.Conn == rdma.QPTypeUD && r.InlineSize > maxInlineUD {
+		r.InlineSize, r.udInlineCut = maxInlineUD, true
 	}
 	if r.TxDepth == 0 {
 		r.TxDepth = defTxBW

@@ -102,6 +102,10 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	if r.PostList > 1 && r.CQModeration == 0 {
 		io.WriteString(s.out, resultLine+"Post List requested - CQ moderation will be the size of the post list\n")
 	}
+	if r.udInlineCut {
+		io.WriteString(s.out, resultLine)
+		fmt.Fprintf(s.errOut, "Setting inline size to %d (Max inline size in UD)\n", maxInlineUD)
+	}
 	if err := s.openDevice(v); err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +146,12 @@ func TestResolveUD(t *testing.T) {
 	if err != nil || r.CQMod != defCQMod || r.BufSize != 65536+udGRH || r.RxDepth != 1000 {
 		t.Fatalf("send_bw -c UD: %v, cq_mod %d, buffer %d, rx depth %d", err, r.CQMod, r.BufSize, r.RxDepth)
 	}
+	if r, err := (Options{Test: SendLat, Conn: rdma.QPTypeUD, InlineSize: 900}).Resolve(); err != nil || r.InlineSize != maxInlineUD || !r.udInlineCut {
+		t.Errorf("send_lat -c UD -I 900: %v, inline %d (cut: %v), want %d", err, r.InlineSize, r.udInlineCut, maxInlineUD)
+	}
+	if r, err := (Options{Test: SendLat, InlineSize: 900}).Resolve(); err != nil || r.InlineSize != 900 || r.udInlineCut {
+		t.Errorf("send_lat -I 900: %v, inline %d (cut: %v)", err, r.InlineSize, r.udInlineCut)
+	}
 	const changing = " Max msg size in UD is MTU %d\n Changing to this MTU\n"
 	var msg strings.Builder
 	err = r.fitMTU(1024, &msg)
@@ -164,5 +172,24 @@ func TestResolveUD(t *testing.T) {
 	}
 	if err := r.fitMTU(8192, &msg); err != nil || r.Sizes[0] != 8192 {
 		t.Errorf("send_lat -c UD -s 8192 at MTU 8192: %v, sizes %v", err, r.Sizes)
+	}
+}
+
+// TestUDInlineCutSaysSo: -c UD -I above perftest's UD bound runs with
+// the bound and says so as perftest does, before anything else.
+func TestUDInlineCutSaysSo(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // the client finds no server, after the warning
+	var out, errOut bytes.Buffer
+	o := Options{Test: SendLat, Conn: rdma.QPTypeUD, InlineSize: 900, GIDIndex: 1, IBPort: 1, Server: "127.0.0.1", TCPPort: port, Timeout: time.Second}
+	if err := Run(o, newFakeStack(), &out, &errOut); err == nil {
+		t.Fatal("a client without a server ran")
+	}
+	if !strings.HasPrefix(out.String(), resultLine) || !strings.HasPrefix(errOut.String(), "Setting inline size to 884 (Max inline size in UD)\n") {
+		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 	}
 }
