@@ -186,8 +186,8 @@ func ucRun(test string, rx int) func(*testing.T, string, result, result) {
 }
 
 // udRun: with -c UD both headers name the connection type, and both
-// sides run messages of the same size, at most the path MTU (perftest
-// runs the MTU where -s or send_bw's default is larger).
+// sides run messages of the same sizes, at most the path MTU (perftest
+// cuts send_bw's default size and -a's to it).
 func udRun(test string) func(*testing.T, string, result, result) {
 	return func(t *testing.T, side string, r, peer result) {
 		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
@@ -195,19 +195,21 @@ func udRun(test string) func(*testing.T, string, result, result) {
 				t.Errorf("%s's header does not name UD:\n%s", who, out)
 			}
 		}
-		size := func(out string) string {
-			row := bwRow.FindString(out)
+		sizes := func(out string) []string {
+			rows := bwRow.FindAllStringSubmatch(out, -1)
 			if strings.HasSuffix(test, "_lat") {
-				row = latRow.FindString(out)
+				rows = latRow.FindAllStringSubmatch(out, -1)
 			}
-			if f := strings.Fields(row); len(f) > 0 {
-				return f[0]
+			var s []string
+			for _, m := range rows {
+				s = append(s, m[1])
 			}
-			return ""
+			return s
 		}
+		ours, theirs := sizes(r.Stdout), sizes(peer.Stdout)
 		mtu := regexp.MustCompile(`(?m)^ Mtu             : (\d+)\[B\]$`).FindStringSubmatch(peer.Stdout)
-		if s := size(r.Stdout); s == "" || s != size(peer.Stdout) || mtu == nil || atoiOr(s) > atoiOr(mtu[1]) {
-			t.Errorf("rdmactl %s ran %q bytes, perftest %q (MTU %v):\n%s\n%s", side, s, size(peer.Stdout), mtu, r.Stdout, peer.Stdout)
+		if len(ours) == 0 || strings.Join(ours, " ") != strings.Join(theirs, " ") || mtu == nil || atoiOr(ours[len(ours)-1]) > atoiOr(mtu[1]) {
+			t.Errorf("rdmactl %s ran %q bytes, perftest %q (MTU %v):\n%s\n%s", side, ours, theirs, mtu, r.Stdout, peer.Stdout)
 		}
 		srv, cli := r, peer
 		if side == "client" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -191,5 +192,16 @@ func TestUDInlineCutSaysSo(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), resultLine) || !strings.HasPrefix(errOut.String(), "Setting inline size to 884 (Max inline size in UD)\n") {
 		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}
+
+// TestUDJSON: --json names the connection type, in the schema.
+func TestUDJSON(t *testing.T) {
+	_, cli := runBoth(t, Options{Test: SendBW, Conn: rdma.QPTypeUD, GIDIndex: 1, IBPort: 1, Iters: 50, JSON: true})
+	if !strings.Contains(cli, `"connection":"UD"`) {
+		t.Errorf("JSON lacks the connection type:\n%s", cli)
+	}
+	if err := schema.Validate("perf", []byte(cli)); err != nil {
+		t.Errorf("against its schema: %v", err)
 	}
 }
