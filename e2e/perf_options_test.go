@@ -22,6 +22,16 @@ var perfOptionCases = []struct {
 	{"write_bw", "-u 16", nil},
 	{"write_bw", "-S 0", nil},
 	{"write_bw", "-c RC", nil},
+	{"write_bw", "-c UC", ucRun("write_bw", 0)},
+	{"write_lat", "-c UC", ucRun("write_lat", 0)},
+	{"send_bw", "-c UC", ucRun("send_bw", 0)},
+	{"send_lat", "-c UC", ucRun("send_lat", 0)},
+	{"send_bw", "-c UC -q 2", ucRun("send_bw", 0)},
+	{"send_bw", "-c UC -n 1000", ucRun("send_bw", 1000)},
+	{"write_bw", "-c UC -b", bothDirections(false)},
+	{"send_bw", "-c UD", udRun("send_bw")},
+	{"send_lat", "-c UD", udRun("send_lat")},
+	{"send_bw", "-c UD -q 2 -s 512", udRun("send_bw")},
 	{"write_bw", "--report_gbit", headerHas("BW peak[Gb/sec]")},
 	{"write_bw", "--output=bandwidth", oneNumber},
 	{"send_bw", "--output=message_rate", oneNumber},
@@ -153,6 +163,71 @@ func TestSinglePerfInlineBeyondDevice(t *testing.T) {
 	}
 }
 
+// ucRun: with -c UC both headers name the connection type and the run
+// is perftest's usual one; an rdmactl server with rx > 0 posts that many
+// receives (-n 1000: a receive per message, not -r's 512, or the UC
+// messages finding none are lost and the run never ends).
+func ucRun(test string, rx int) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		if want := fmt.Sprintf(" RX depth        : %d\n", rx); rx > 0 && side == "server" && !strings.Contains(r.Stdout, want) {
+			t.Errorf("rdmactl server lacks %q:\n%s", want, r.Stdout)
+		}
+		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
+			if !strings.Contains(out, " Connection type : UC\t\tUsing SRQ      : OFF\n") {
+				t.Errorf("%s's header does not name UC:\n%s", who, out)
+			}
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+	}
+}
+
+// udRun: with -c UD both headers name the connection type, and both
+// sides run messages of the same sizes, at most the path MTU (perftest
+// cuts send_bw's default size and -a's to it).
+func udRun(test string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
+			if !strings.Contains(out, " Connection type : UD\t\tUsing SRQ      : OFF\n") {
+				t.Errorf("%s's header does not name UD:\n%s", who, out)
+			}
+		}
+		sizes := func(out string) []string {
+			rows := bwRow.FindAllStringSubmatch(out, -1)
+			if strings.HasSuffix(test, "_lat") {
+				rows = latRow.FindAllStringSubmatch(out, -1)
+			}
+			var s []string
+			for _, m := range rows {
+				s = append(s, m[1])
+			}
+			return s
+		}
+		ours, theirs := sizes(r.Stdout), sizes(peer.Stdout)
+		mtu := regexp.MustCompile(`(?m)^ Mtu             : (\d+)\[B\]$`).FindStringSubmatch(peer.Stdout)
+		if len(ours) == 0 || strings.Join(ours, " ") != strings.Join(theirs, " ") || mtu == nil || atoiOr(ours[len(ours)-1]) > atoiOr(mtu[1]) {
+			t.Errorf("rdmactl %s ran %q bytes, perftest %q (MTU %v):\n%s\n%s", side, ours, theirs, mtu, r.Stdout, peer.Stdout)
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+	}
+}
+
+// atoiOr is s as a number, or -1.
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 func headerHas(s string) func(*testing.T, string, result, result) {
 	return func(t *testing.T, side string, r, _ result) {
 		if !strings.Contains(r.Stdout, s) {
@@ -233,6 +308,35 @@ func TestSinglePerfTOS(t *testing.T) {
 					t.Errorf("%s-%s header lacks the TOS:\n%s", roles[i], []string{"server", "client"}[i], r.Stdout)
 				}
 			}
+		})
+	}
+}
+
+// TestSinglePerfUDBusyPoll: send_lat -c UD with rdmactl's --busy-poll
+// (its loop in C, which addresses each send by the peer's address
+// handle) against ib_send_lat in both roles.
+func TestSinglePerfUDBusyPoll(t *testing.T) {
+	pair := singlePair(t)
+	busy := func(sn string, sa []string, cn string, ca []string) (result, result) {
+		if sn == rdmactl {
+			sa = append(sa, "--busy-poll")
+		}
+		if cn == rdmactl {
+			ca = append(ca, "--busy-poll")
+		}
+		return pair(sn, sa, cn, ca)
+	}
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		t.Run(roles[0]+"-server", func(t *testing.T) {
+			srv, cli := perfPair(t, "send_lat", roles[0], roles[1], busy, "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-c", "UD", "-s", "64")
+			if srv.Code != 0 || cli.Code != 0 {
+				t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
+			}
+			ours, peer, side := cli, srv, "client"
+			if roles[0] == "rdmactl" {
+				ours, peer, side = srv, cli, "server"
+			}
+			udRun("send_lat")(t, side, ours, peer)
 		})
 	}
 }

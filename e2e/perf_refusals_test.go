@@ -40,6 +40,11 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-c XX"},
 		{"write_bw", "-c UD"},
 		{"read_bw", "-c UC"},
+		{"read_lat", "-c UC"},
+		{"atomic_bw", "-c UC"},
+		{"write_bw", "-c UC -R"},
+		{"write_lat", "-c UD"},
+		{"read_bw", "-c UD"},
 		{"write_bw", "--output=foo"},
 		{"write_bw", "--output=latency"},
 		{"write_lat", "--output=bandwidth"},
@@ -59,10 +64,15 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		ours := run(t, time.Minute, rdmactl, append([]string{"perf", c.test}, args...)...)
 		// perftest's line: its first on stderr, past getopt's "ib_x: "
 		// prefix (on stdout for -T, which prints usage lines for an
-		// unknown option).
+		// unknown option, and for -c UC -R, past a line of dashes).
 		line := strings.TrimSpace(strings.SplitN(real.Stderr, "\n", 2)[0])
-		if line == "" {
-			line = strings.TrimSpace(strings.SplitN(real.Stdout, "\n", 2)[0])
+		for _, l := range strings.Split(real.Stdout, "\n") {
+			if line != "" {
+				break
+			}
+			if l = strings.TrimSpace(l); strings.Trim(l, "-") != "" {
+				line = l
+			}
 		}
 		line = strings.TrimPrefix(line, "ib_"+c.test+": ")
 		// getopt lists the candidates in its table's order (and perftest
@@ -113,5 +123,20 @@ func TestSinglePerfMismatchSaysWhatDiffers(t *testing.T) {
 	s, c := pair(rdmactl, []string{"perf", "write_bw", "-q", "1", "--timeout", "10s"}, "ib_write_bw", []string{"-q", "2"})
 	if s.Code != 1 || !strings.Contains(s.Stderr, "the peer runs more QPs") || !strings.Contains(s.Stderr, "hint: give both sides the same -q") {
 		t.Errorf("-q 1 against ib_write_bw -q 2: exit %d, %q (client exit %d)", s.Code, s.Stderr, c.Code)
+	}
+}
+
+// TestSinglePerfUDSizeAboveMTU: send_lat -c UD -s above the path MTU
+// is refused once the peers agreed on the MTU, as perftest refuses it:
+// both sides exit 1, rdmactl with perftest's line.
+func TestSinglePerfUDSizeAboveMTU(t *testing.T) {
+	const line = "Max message size in UD cannot be greater than MTU"
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		srv, cli := perfPair(t, "send_lat", roles[0], roles[1], singlePair(t), "-d", "rxe0", "-x", ownGID(t), "-n", "20", "-c", "UD", "-s", "8192")
+		for i, r := range []result{srv, cli} {
+			if r.Code != 1 || !strings.Contains(r.Stderr, line) {
+				t.Errorf("%s as the %s: exit %d, want 1 and %q:\n%s%s", roles[i], []string{"server", "client"}[i], r.Code, line, r.Stdout, r.Stderr)
+			}
+		}
 	}
 }

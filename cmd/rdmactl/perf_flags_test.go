@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // TestPerfFlagsOneTable: perf.Flags is the one source of perf's options:
@@ -106,6 +107,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-c", "XX"}, "-c XX: Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}"},
 		{[]string{"write_bw", "-c", "UD"}, "-c UD: UD connection only possible in SEND verb"},
 		{[]string{"read_bw", "-c", "UC"}, "-c UC: UC connection not possible in READ/ATOMIC verbs"},
+		{[]string{"write_bw", "-c", "UC", "-R"}, "UC is not supported in librdmacm"},
 		{[]string{"write_bw", "--output=foo"}, "--output foo: Invalid verbosity level output flag. Please use bandwidth, latency, message_rate"},
 		{[]string{"write_bw", "--output=latency"}, "--output latency: Output verbosity level for BW can be: bandwidth, message_rate"},
 		{[]string{"write_lat", "--output=bandwidth"}, "--output bandwidth: Output verbosity level for LAT can be: latency"},
@@ -152,6 +154,14 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err = runPerfCmd(t, "read_bw", "-b", "--report-both", "10.9.0.1")
 	if err != nil || !o.Bidirectional || !o.ReportBoth {
 		t.Errorf("read_bw -b --report-both: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_bw", "-c", "UC", "10.9.0.1")
+	if err != nil || o.Conn != rdma.QPTypeUC {
+		t.Errorf("send_bw -c UC: %v, %+v", err, o)
+	}
+	o, err = runPerfCmd(t, "send_lat", "-c", "UD", "10.9.0.1")
+	if err != nil || o.Conn != rdma.QPTypeUD {
+		t.Errorf("send_lat -c UD: %v, %+v", err, o)
 	}
 	o, err = runPerfCmd(t, "send_lat", "-C", "10.9.0.1")
 	if err != nil || !o.Cycles {

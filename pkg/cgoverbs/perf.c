@@ -73,6 +73,13 @@ static void pf_set_remote(struct ibv_send_wr *wr, uint64_t raddr, uint32_t rkey)
 	}
 }
 
+// pf_set_ud addresses a UD send to the peer's QP rqpn through ah.
+static void pf_set_ud(struct ibv_send_wr *wr, struct ibv_ah *ah, uint32_t rqpn, uint32_t qkey) {
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = rqpn;
+	wr->wr.ud.remote_qkey = qkey;
+}
+
 int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled) {
 	struct ibv_sge sge = {.addr = laddr, .length = 8, .lkey = lkey};
 	struct ibv_send_wr wr, *bad;
@@ -148,7 +155,10 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			wr[q][k].num_sge = 1;
 			wr[q][k].opcode = r->opcode;
 			wr[q][k].next = k + 1 < pl ? &wr[q][k + 1] : NULL;
-			pf_set_remote(&wr[q][k], r->raddr[q], r->rkey[q]);
+			if (r->ah[q])
+				pf_set_ud(&wr[q][k], r->ah[q], r->rqpn[q], r->qkey);
+			else
+				pf_set_remote(&wr[q][k], r->raddr[q], r->rkey[q]);
 		}
 	}
 	int timed = r->duration_ns > 0;
@@ -295,6 +305,8 @@ static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq
 	swr.num_sge = 1;
 	swr.opcode = IBV_WR_SEND;
 	swr.send_flags = IBV_SEND_SIGNALED | (l->send_inline ? IBV_SEND_INLINE : 0);
+	if (l->ah)
+		pf_set_ud(&swr, l->ah, l->rqpn, l->qkey);
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
 	int64_t scnt = 0, rcnt = 0;

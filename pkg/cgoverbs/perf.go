@@ -37,6 +37,10 @@ type perfEndpoint struct {
 	mr             *MR
 	qps            []*QP
 	qp             *QP // qps[0]
+	// UD: the Q_Key, and each QP's peer, set by ToRTR
+	qkey  uint32
+	ahs   []*AH
+	rqpns []uint32
 }
 
 var _ rdma.PerfEndpoint = (*perfEndpoint)(nil)
@@ -70,8 +74,20 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	if e.mr, err = e.pd.RegMR(e.buf, perfAccess); err != nil {
 		return asRDMAError("ibv_reg_mr", err)
 	}
+	qpType, access := cfg.Type, perfAccess
+	switch qpType {
+	case 0, rdma.QPTypeRC:
+		qpType = rdma.QPTypeRC
+	case rdma.QPTypeUC:
+		// UC carries no reads or atomics
+		access = rdma.AccessLocalWrite | rdma.AccessRemoteWrite
+	case rdma.QPTypeUD:
+		e.qkey, e.ahs, e.rqpns = cfg.QKey, make([]*AH, n), make([]uint32, n)
+	default:
+		return rdma.Errorf(fmt.Sprintf("perf QPs of type %s", qpType), syscall.EINVAL)
+	}
 	for i := 0; i < n; i++ {
-		qp, err := e.pd.CreateRCQP(e.sendCQ, e.recvCQ, QPCap{
+		qp, err := e.pd.CreateQP(qpType, e.sendCQ, e.recvCQ, nil, QPCap{
 			MaxSendWR: uint32(cfg.TxDepth), MaxRecvWR: uint32(cfg.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1,
 			MaxInlineData: uint32(max(cfg.MaxInline, 0)),
 		})
@@ -89,7 +105,7 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 				e.maxInline = int(info.Cap.MaxInlineData)
 			}
 		}
-		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: perfAccess}); err != nil {
+		if err := qp.Init(rdma.InitAttr{Port: cfg.Port, Access: access, QKey: cfg.QKey}); err != nil {
 			return asRDMAError("ibv_modify_qp", err)
 		}
 	}
@@ -126,7 +142,28 @@ func (e *perfEndpoint) ToRTR(i int, a rdma.RTRAttr) error {
 	if err != nil {
 		return err
 	}
-	return asRDMAError("ibv_modify_qp", qp.ReadyToReceive(a))
+	if err := qp.ReadyToReceive(a); err != nil {
+		return asRDMAError("ibv_modify_qp", err)
+	}
+	if e.ahs == nil {
+		return nil
+	}
+	ah, err := e.pd.CreateAH(rdma.AHAttr{DLID: a.DLID, SL: a.SL, Port: a.Port, GRH: a.GRH})
+	if err != nil {
+		return asRDMAError("ibv_create_ah", err)
+	}
+	e.ahs[i].Close()
+	e.ahs[i], e.rqpns[i] = ah, a.DestQPN
+	return nil
+}
+
+// udPeer is QP i's peer when it is a UD QP: its address handle (nil
+// before ToRTR, or on a connected QP) and QP number.
+func (e *perfEndpoint) udPeer(i int) (*C.struct_ibv_ah, uint32) {
+	if e.ahs == nil || e.ahs[i] == nil {
+		return nil, 0
+	}
+	return e.ahs[i].ah, e.rqpns[i]
 }
 
 func (e *perfEndpoint) ToRTS(i int, a rdma.RTSAttr) error {
@@ -141,6 +178,12 @@ func (e *perfEndpoint) PostSend(wr rdma.SendWR) error {
 	if wr.Op == rdma.WRAtomicCmpAndSwp || wr.Op == rdma.WRAtomicFetchAndAdd {
 		return callErr("ibv_post_send", C.pf_post_atomic(e.qp.qp, C.int(wr.Op), C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.LKey),
 			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), cBool(wr.Signaled)))
+	}
+	if e.ahs != nil {
+		if e.ahs[0] == nil {
+			return rdma.Errorf("ibv_post_send", syscall.EINVAL)
+		}
+		wr.UD = &rdma.UDDest{AH: e.ahs[0], QPN: e.rqpns[0], QKey: e.qkey}
 	}
 	return cmQP{e.qp}.PostSend(wr)
 }
@@ -164,10 +207,15 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len), lkey: C.uint32_t(s.Targets[0].Local.LKey),
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
 		post_list: C.int(max(s.PostList, 1)), send_inline: cBool(s.Inline),
-		idle_ms: timeoutMillis(s.Idle),
+		idle_ms: timeoutMillis(s.Idle), qkey: C.uint32_t(e.qkey),
 	}
 	for i, t := range s.Targets {
 		r.qp[i] = e.qps[i].qp
+		ah, rqpn := e.udPeer(i)
+		if e.ahs != nil && ah == nil {
+			return rdma.StreamResult{}, fmt.Errorf("UD QP %d has no peer: ToRTR first", i)
+		}
+		r.ah[i], r.rqpn[i] = ah, C.uint32_t(rqpn)
 		r.laddr[i], r.raddr[i], r.rkey[i] = C.uint64_t(t.Local.Addr), C.uint64_t(t.RemoteAddr), C.uint32_t(t.RKey)
 	}
 	var posted, completed *C.int64_t
@@ -230,7 +278,13 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 		saddr: C.uint64_t(p.Local.Addr), raddr: C.uint64_t(p.Recv.Addr), slen: C.uint32_t(p.Local.Len),
 		rlen: C.uint32_t(p.Recv.Len), lkey: C.uint32_t(e.mr.LKey()), iters: C.int64_t(p.Iters),
 		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
+		qkey: C.uint32_t(e.qkey),
 	}
+	ah, rqpn := e.udPeer(0)
+	if e.ahs != nil && ah == nil {
+		return errors.New("UD QP 0 has no peer: ToRTR first")
+	}
+	l.ah, l.rqpn = ah, C.uint32_t(rqpn)
 	rc := C.pf_send_lat(e.qp.qp, e.sendCQ.cq, e.recvCQ.cq, &l, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
 	if rc == 0 {
 		tickClockOf(l.clk).toNs(p.Posted[:p.Iters])
@@ -269,6 +323,9 @@ func (e *perfEndpoint) Close() error {
 	var err error
 	for _, qp := range e.qps {
 		err = errors.Join(err, asRDMAError("ibv_destroy_qp", qp.Close()))
+	}
+	for _, ah := range e.ahs {
+		err = errors.Join(err, asRDMAError("ibv_destroy_ah", ah.Close()))
 	}
 	if e.mr != nil {
 		err = errors.Join(err, asRDMAError("ibv_dereg_mr", e.mr.Close()))

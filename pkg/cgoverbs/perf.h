@@ -23,6 +23,10 @@ struct pf_run {
 	struct ibv_qp *qp[PF_MAX_QPS];
 	uint64_t laddr[PF_MAX_QPS], raddr[PF_MAX_QPS];
 	uint32_t rkey[PF_MAX_QPS];
+	// UD: each QP's peer (its address handle and QP number), and the
+	// Q_Key; ah[q] NULL on connected QPs
+	struct ibv_ah *ah[PF_MAX_QPS];
+	uint32_t rqpn[PF_MAX_QPS], qkey;
 	uint32_t len, lkey;
 	int64_t iters;      // per QP; 0 with duration_ns
 	int64_t duration_ns, margin_ns;
@@ -41,6 +45,10 @@ struct pf_lat {
 	int64_t iters;
 	int rx_depth, client, idle_ms;
 	int send_inline; // IBV_SEND_INLINE on every SEND
+	// UD: the peer's address handle, QP number and Q_Key; ah NULL on a
+	// connected QP
+	struct ibv_ah *ah;
+	uint32_t rqpn, qkey;
 	// out: the failed step (0 receive, 1 send) and its completion; the
 	// stamps in ticks of clk
 	int64_t at;

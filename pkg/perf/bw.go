@@ -145,7 +145,7 @@ func (s *session) runSendBW() error {
 		// QPs are written.
 		var sges []rdma.SGE
 		for q := 0; server && q < s.r.QPs; q++ {
-			sges = append(sges, sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size))
+			sges = append(sges, sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size+s.r.recvExtra()))
 			if err := s.ep.PostRecvs(q, s.r.RxDepth, sges[q]); err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, SGEs: sges, Timeout: s.r.Timeout}
+			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, Size: size, SGEs: sges, Timeout: s.r.Timeout}
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {

@@ -86,6 +86,7 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 // each QP, into SGEs[qp], with RxDepth receives posted per QP at the start.
 type recvRun struct {
 	Iters, RxDepth int
+	Size           int // the messages' size; a receive may hold more (UD's GRH)
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
 }
@@ -130,7 +131,7 @@ func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
 	if err != nil {
 		return BWTiming{}, fmt.Errorf("receive %d of %d: %w", res.Completed+1, total, err)
 	}
-	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{res.First}, Completed: []int64{res.Last}, Count: res.Completed, NoPeak: true}, nil
+	return BWTiming{Size: uint64(r.Size), Posted: []int64{res.First}, Completed: []int64{res.Last}, Count: res.Completed, NoPeak: true}, nil
 }
 
 // receiveFor is send_bw's server with -D: it takes messages for d from the
@@ -179,7 +180,7 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin t
 			return BWTiming{}, err
 		}
 	}
-	return BWTiming{Size: uint64(r.SGEs[0].Len), Posted: []int64{first}, Completed: []int64{last}, Count: dc.iters, NoPeak: true}, nil
+	return BWTiming{Size: uint64(r.Size), Posted: []int64{first}, Completed: []int64{last}, Count: dc.iters, NoPeak: true}, nil
 }
 
 func opcodeName(t Test) string {

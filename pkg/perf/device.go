@@ -117,11 +117,15 @@ const (
 
 // connectQP moves ep's QP qp to RTR and RTS towards remote with
 // perftest's attributes; gidIndex < 0 addresses the peer by LID alone.
-func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidIndex int, timeout, tclass uint8) error {
-	rtr := rdma.RTRAttr{
-		PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN,
-		MaxDestRdAtomic: uint8(min(local.OutReads, 255)), MinRNRTimer: minRNRTimer,
-		DLID: remote.LID, Port: uint8(port),
+// A UC QP takes the path and the PSNs only: it neither reads nor
+// acknowledges, so retries, timeouts and read depths are RC's.
+func connectQP(ep rdma.PerfEndpoint, conn rdma.QPType, qp, port, mtu int, local, remote Dest, gidIndex int, timeout, tclass uint8) error {
+	rtr := rdma.RTRAttr{PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN, DLID: remote.LID, Port: uint8(port)}
+	rts := rdma.RTSAttr{SQPSN: local.PSN}
+	if conn == rdma.QPTypeRC {
+		rtr.MaxDestRdAtomic, rtr.MinRNRTimer = uint8(min(local.OutReads, 255)), minRNRTimer
+		rts.Timeout, rts.RetryCnt, rts.RNRRetry = timeout, retryCount, rnrRetry
+		rts.MaxRdAtomic = uint8(min(remote.OutReads, 255))
 	}
 	if gidIndex >= 0 {
 		rtr.GRH = &rdma.GRH{DGID: remote.GID, SGIDIndex: uint8(gidIndex), HopLimit: hopLimit, TrafficClass: tclass}
@@ -129,8 +133,5 @@ func connectQP(ep rdma.PerfEndpoint, qp, port, mtu int, local, remote Dest, gidI
 	if err := ep.ToRTR(qp, rtr); err != nil {
 		return err
 	}
-	return ep.ToRTS(qp, rdma.RTSAttr{
-		Timeout: timeout, RetryCnt: retryCount, RNRRetry: rnrRetry, SQPSN: local.PSN,
-		MaxRdAtomic: uint8(min(remote.OutReads, 255)),
-	})
+	return ep.ToRTS(qp, rts)
 }

@@ -29,6 +29,11 @@ type fakeStack struct {
 	// the types of service set on ids (-T) and the traffic classes of
 	// the RTR transitions (--tclass)
 	tos, tclasses []uint8
+	// the QP types endpoints were made with, and the attributes of the
+	// RTR and RTS transitions
+	qpTypes []rdma.QPType
+	rtrs    []rdma.RTRAttr
+	rtss    []rdma.RTSAttr
 	// dropRecvs makes every SEND fail with RNR retries exceeded.
 	dropRecvs bool
 	// rdma_cm: the listeners by port, the ConnParams sent, the RNR timers
@@ -82,7 +87,12 @@ func (d *fakeDevice) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := &fakeEndpoint{f: f, buf: make([]byte, c.BufSize), addr: 0x7f0000000000 + uint64(f.next)<<24,
-		send: newFakeCQ(c.Events), recv: newFakeCQ(c.Events), txDepth: c.TxDepth, maxInline: min(c.MaxInline, fakeMaxInline)}
+		send: newFakeCQ(c.Events), recv: newFakeCQ(c.Events), txDepth: c.TxDepth, maxInline: min(c.MaxInline, fakeMaxInline),
+		unreliable: c.Type == rdma.QPTypeUC || c.Type == rdma.QPTypeUD}
+	if c.Type == rdma.QPTypeUD {
+		e.grh = udGRH
+	}
+	f.qpTypes = append(f.qpTypes, c.Type)
 	for i := 0; i < max(c.QPs, 1); i++ {
 		e.qpns = append(e.qpns, f.next)
 		e.peers = append(e.peers, 0)
@@ -108,7 +118,11 @@ type fakeEndpoint struct {
 	recv      *fakeCQ
 	txDepth   int
 	rts       bool
-	recvs     [][]rdma.SGE // posted receives per QP, oldest first
+	// unreliable (UC, UD) drops a SEND that finds no receive, silently
+	unreliable bool
+	// grh is the room a UD message's GRH takes before it in a receive
+	grh   int
+	recvs [][]rdma.SGE // posted receives per QP, oldest first
 }
 
 // peerQP is the index, among peer's QPs, of the one QP i is connected to.
@@ -149,9 +163,16 @@ func (e *fakeEndpoint) ToRTR(qp int, a rdma.RTRAttr) error {
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
 	e.peers[qp] = a.DestQPN
+	e.f.rtrs = append(e.f.rtrs, a)
 	return nil
 }
-func (e *fakeEndpoint) ToRTS(int, rdma.RTSAttr) error { e.rts = true; return nil }
+func (e *fakeEndpoint) ToRTS(_ int, a rdma.RTSAttr) error {
+	e.f.mu.Lock()
+	defer e.f.mu.Unlock()
+	e.rts = true
+	e.f.rtss = append(e.f.rtss, a)
+	return nil
+}
 func (e *fakeEndpoint) Close() error {
 	e.f.mu.Lock()
 	defer e.f.mu.Unlock()
@@ -203,18 +224,25 @@ func (e *fakeEndpoint) PostSend(wr rdma.SendWR) error {
 	switch wr.Op {
 	case rdma.WRSend:
 		q := e.peerQP(peer, 0)
+		if len(peer.recvs[q]) == 0 && e.unreliable {
+			break
+		}
 		if len(peer.recvs[q]) == 0 || e.f.dropRecvs {
 			status = rdma.WCRNRRetryErr
 			break
 		}
 		r := peer.recvs[q][0]
 		peer.recvs[q] = peer.recvs[q][1:]
+		if int(r.Len) < int(wr.Local.Len)+peer.grh {
+			peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCLocLenErr})
+			break
+		}
 		dst, err := peer.span(r.Addr, r.Len)
 		if err != nil {
 			return err
 		}
-		copy(dst, local)
-		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len})
+		copy(dst[peer.grh:], local)
+		peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: wr.Local.Len + uint32(peer.grh)})
 	case rdma.WRRDMAWrite, rdma.WRRDMARead, rdma.WRAtomicFetchAndAdd, rdma.WRAtomicCmpAndSwp:
 		remote, err := peer.span(wr.RemoteAddr, wr.Local.Len)
 		if err != nil || wr.RKey != peer.RKey() {
@@ -288,9 +316,22 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		for i := range s.Targets {
 			e.f.mu.Lock()
 			q := e.peerQP(peer, i)
-			if len(peer.recvs[q]) == 0 {
+			if len(peer.recvs[q]) == 0 && !e.unreliable {
 				e.f.mu.Unlock()
 				return rdma.StreamResult{}, &rdma.WCError{Status: rdma.WCRNRRetryErr}
+			}
+			arrive := s.Iters
+			if e.unreliable { // the messages beyond the receives are lost
+				arrive = min(s.Iters, len(peer.recvs[q]))
+			}
+			if arrive == 0 {
+				e.f.mu.Unlock()
+				continue
+			}
+			if r := peer.recvs[q][0]; int(r.Len) < int(s.Targets[i].Local.Len)+peer.grh {
+				e.f.mu.Unlock()
+				peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCLocLenErr})
+				continue
 			}
 			span := uint64(len(peer.buf) / len(peer.qpns))
 			if at := (peer.recvs[q][0].Addr - peer.addr) / span; at != uint64(q) {
@@ -299,7 +340,7 @@ func (e *fakeEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			}
 			peer.recvs[q] = peer.recvs[q][min(s.Iters, len(peer.recvs[q])):]
 			e.f.mu.Unlock()
-			for range s.Iters {
+			for range arrive {
 				peer.recv.push(rdma.WC{WRID: uint64(q), Status: rdma.WCSuccess, ByteLen: s.Targets[i].Local.Len})
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // FlagValues is what the command line sets: Options, and the options
@@ -102,7 +104,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "connection", Short: "c", Usage: "connection type: RC (UC and UD are perftest's too, not rdmactl's yet)", Value: func(v *FlagValues) any { return &v.Conn },
+	{Long: "connection", Short: "c", Usage: "connection type: RC (default), UC (write and send tests) or UD (send tests, messages of at most the MTU)", Value: func(v *FlagValues) any { return &v.Conn },
 		Check: func(t Test, v *FlagValues) error { return checkConn(t, v.Conn) }},
 	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
 		Check: func(t Test, v *FlagValues) error {
@@ -245,7 +247,6 @@ func bwOnly(flag, text string) func(Test, *FlagValues) error {
 func checkConn(t Test, c string) error {
 	switch c {
 	case "RC":
-		return nil
 	case "UD":
 		if !t.IsSend() {
 			return refuse("-c", c, "UD connection only possible in SEND verb")
@@ -255,15 +256,15 @@ func checkConn(t Test, c string) error {
 			return refuse("-c", c, "UC connection not possible in READ/ATOMIC verbs")
 		}
 	case "DC":
-		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC only)")
+		return fmt.Errorf("-c DC: Unable to create QP. (perftest's words on rxe; rdmactl runs RC, UC and UD only)")
 	case "XRC":
-		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC only)")
+		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC, UC and UD only)")
 	case "SRD":
-		return fmt.Errorf("-c SRD: rdmactl runs RC only (SRD is EFA's)")
+		return fmt.Errorf("-c SRD: rdmactl runs RC, UC and UD only (SRD is EFA's)")
 	default:
 		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
 	}
-	return fmt.Errorf("-c %s: rdmactl runs RC only yet", c)
+	return nil
 }
 
 // ValueIn is what the option sets in v; a refused option sets scratch
@@ -327,6 +328,12 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("tos") {
 		o.TOS = &v.TOS
+	}
+	switch v.Conn {
+	case "UC":
+		o.Conn = rdma.QPTypeUC
+	case "UD":
+		o.Conn = rdma.QPTypeUD
 	}
 	if given("report-counters") {
 		o.ReportCounters = v.CounterList

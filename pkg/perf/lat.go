@@ -12,7 +12,7 @@ func (s *session) runSendLat() error {
 	}
 	WriteLatTableHead(s.out, s.r.Duration > 0)
 	for _, size := range s.r.Sizes {
-		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size)); err != nil {
+		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size+s.r.recvExtra())); err != nil {
 			return err
 		}
 		if err := s.sync(); err != nil { // both have receives posted
@@ -84,7 +84,7 @@ func (s *session) pingPong(size int) error {
 	}
 	p := PingPong{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
-		LocalOff: s.r.BufSize, RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
+		LocalOff: s.r.BufSize, RecvExtra: s.r.recvExtra(), RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout, Inline: s.r.inline(size),
 	}
 	if s.r.Duration > 0 {

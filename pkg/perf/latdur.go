@@ -134,7 +134,7 @@ func (g *pinger) runFor(p PingPong, d, margin time.Duration) (LatDurReport, erro
 }
 
 func (g *pinger) sendFor(p PingPong, c *durClock) error {
-	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size)
+	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size+p.RecvExtra)
 	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true, Inline: p.Inline}
 	for scnt := 0; ; {
 		if !(scnt < 1 && p.Client) {

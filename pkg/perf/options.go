@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/counters"
@@ -27,6 +28,8 @@ type Options struct {
 	MTU      int // -m in bytes; 0 = the port's active MTU
 	Gbits    bool
 	RDMACM   bool
+	// Conn is -c: the QPs' transport, RC (also for 0), UC or UD.
+	Conn     rdma.QPType
 	BusyPoll bool
 	JSON     bool
 	Timeout  time.Duration // how long to wait for the peer at each step
@@ -96,6 +99,10 @@ const (
 	atomicSize      = 8
 	maxInline       = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
 	maxTOS          = 255
+	ucMaxRx         = 16000 // perftest's UC_MAX_RX
+	udGRH           = 40    // perftest's UD_ADDITION
+	udQKey          = 0x11111111
+	maxInlineUD     = 884 // perftest's MAX_INLINE_UD
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -105,6 +112,11 @@ type Resolved struct {
 	BufSize int // per half of the buffer: max(largest size, page)
 	CQMod   int
 	NoPeak  bool
+	// sizeGiven says -s was given rather than the test's default size
+	sizeGiven bool
+	// udInlineCut says -I was above what perftest inlines on UD, and
+	// was cut to it
+	udInlineCut bool
 }
 
 // Perftest's bounds on the sizes people give.
@@ -168,7 +180,7 @@ func DurationOf(secs int64) (time.Duration, error) {
 // Resolve fills in defaults and checks what perftest checks, before
 // anything is allocated: perftest's refusals are *Refusal.
 func (o Options) Resolve() (Resolved, error) {
-	r := Resolved{Options: o}
+	r := Resolved{Options: o, sizeGiven: o.Size != 0}
 	if r.QPs == 0 {
 		r.QPs = 1
 	}
@@ -229,6 +241,18 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.RxDepth > 1 && o.Test.fetches() {
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
 	}
+	if r.Conn == 0 {
+		r.Conn = rdma.QPTypeRC
+	}
+	if err := checkConn(o.Test, r.Conn.String()); err != nil {
+		return r, err
+	}
+	if r.Conn == rdma.QPTypeUC && r.RDMACM {
+		return r, refuse("", "", "UC is not supported in librdmacm")
+	}
+	if r.Conn == rdma.QPTypeUD && r.RDMACM {
+		return r, fmt.Errorf("-c UD with -R: rdmactl connects RC QPs over rdma_cm only; drop -R")
+	}
 	if r.TOS != nil && (*r.TOS < 0 || *r.TOS > maxTOS) {
 		return r, refuse("-T", *r.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
 	}
@@ -261,6 +285,9 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.InlineSize > 0 && o.Test.fetches() {
 		return r, refuse("-I", r.InlineSize, "Inline feature not available on READ/Atomic verbs")
 	}
+	if r.Conn == rdma.QPTypeUD && r.InlineSize > maxInlineUD {
+		r.InlineSize, r.udInlineCut = maxInlineUD, true
+	}
 	if r.TxDepth == 0 {
 		r.TxDepth = defTxBW
 		if o.Test.Latency() {
@@ -279,12 +306,17 @@ func (o Options) Resolve() (Resolved, error) {
 		if r.Duration == 0 && r.RxDepth > r.Iters {
 			r.RxDepth = r.Iters
 		}
+		if r.Duration == 0 && r.Conn != rdma.QPTypeRC && r.RxDepth == defRxSend {
+			// nothing retries a message that finds no receive: post
+			// one for every message, as perftest does
+			r.RxDepth = min(r.Iters, ucMaxRx)
+		}
 		if r.RxDepth%2 == 1 && !r.All {
 			r.RxDepth++ // perftest's work-around for odd depths
 		}
 	}
 	r.CQMod = defCQMod
-	if r.Size > cqModSizeLimit && !r.All {
+	if r.Size > cqModSizeLimit && !r.All && r.Conn != rdma.QPTypeUD {
 		r.CQMod = 1
 	}
 	if o.CQModeration > 0 {
@@ -326,7 +358,7 @@ func (o Options) Resolve() (Resolved, error) {
 		r.Sizes = []int{r.Size}
 	}
 	largest := r.Sizes[len(r.Sizes)-1]
-	r.BufSize = max(largest, cycleBuffer)
+	r.BufSize = max(largest+r.recvExtra(), cycleBuffer)
 	if r.MTU != 0 {
 		if _, err := mtuEnum(r.MTU); err != nil {
 			return r, err
@@ -353,7 +385,7 @@ func (r Resolved) margin() time.Duration {
 // warnLargeCQMod says whether perftest's parser warns that -Q moderates
 // the completions of large messages (it drops its own moderation there).
 func (r Resolved) warnLargeCQMod() bool {
-	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events
+	return r.CQModeration > 1 && r.Size > cqModSizeLimit && !r.All && !r.Events && r.Conn != rdma.QPTypeUD
 }
 
 // qpTimeout is -u, or perftest's default.
@@ -362,6 +394,37 @@ func (r Resolved) qpTimeout() uint8 {
 		return uint8(*r.QPTimeout)
 	}
 	return defQPTimeout
+}
+
+// recvExtra is what a receive holds beyond the message: a UD message
+// comes with the 40 bytes of its GRH before it.
+func (r Resolved) recvExtra() int {
+	if r.Conn == rdma.QPTypeUD {
+		return udGRH
+	}
+	return 0
+}
+
+// fitMTU bounds a UD run's sizes by the path MTU of mtu bytes, as
+// perftest does once the peers agreed on it: -s above it is refused, -a
+// and the default size are cut to it (and it says so).
+func (r *Resolved) fitMTU(mtu int, errOut io.Writer) error {
+	if r.Conn != rdma.QPTypeUD || r.Sizes[len(r.Sizes)-1] <= mtu {
+		return nil
+	}
+	if r.sizeGiven && !r.All {
+		return refuse("-s", r.Size, "Max message size in UD cannot be greater than MTU")
+	}
+	fmt.Fprintf(errOut, " Max msg size in UD is MTU %d\n Changing to this MTU\n", mtu)
+	if r.All {
+		for len(r.Sizes) > 1 && r.Sizes[len(r.Sizes)-1] > mtu {
+			r.Sizes = r.Sizes[:len(r.Sizes)-1]
+		}
+	} else {
+		r.Size, r.Sizes = mtu, []int{mtu}
+	}
+	r.BufSize = max(r.Sizes[len(r.Sizes)-1]+udGRH, cycleBuffer)
+	return nil
 }
 
 // inline says whether messages of size bytes travel in the request.

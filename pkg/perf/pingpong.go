@@ -18,6 +18,7 @@ type PingPong struct {
 	Iters      int
 	RxDepth    int
 	LocalOff   int // where the peer's messages land in our buffer
+	RecvExtra  int // what a receive holds beyond the message (UD's GRH)
 	RemoteAddr uint64
 	RKey       uint32
 	BusyPoll   bool
@@ -63,7 +64,7 @@ func (g *pinger) run(p PingPong) ([]int64, error) {
 
 func (g *pinger) send(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
-	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size)
+	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size+p.RecvExtra)
 	if p.BusyPoll {
 		// perftest's loop, all in the endpoint: with the Go loop of
 		// single posts and polls t_typical was 1.31x ib_send_lat's in

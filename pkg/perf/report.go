@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // The lines of perftest's result tables, byte for byte, so that scripts
@@ -26,6 +28,7 @@ type HeaderInfo struct {
 	Client   bool
 	Device   string
 	QPs      int
+	Conn     rdma.QPType // RC for 0
 	TxDepth  int
 	RxDepth  int
 	CQMod    int
@@ -66,7 +69,11 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	fmt.Fprintf(&b, " Dual-port       : OFF\t\tDevice         : %s\n", h.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : IB\n", h.QPs)
-	b.WriteString(" Connection type : RC\t\tUsing SRQ      : OFF\n")
+	conn := h.Conn
+	if conn == 0 {
+		conn = rdma.QPTypeRC
+	}
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", conn)
 	// ib_write_lat turns PCIe relaxed ordering off; the others leave it on.
 	ro := "ON"
 	if h.Test == WriteLat {

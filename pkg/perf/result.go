@@ -22,6 +22,7 @@ type Result struct {
 	IBPort    int         `json:"port"`
 	GIDIndex  int         `json:"gid_index"`
 	MTU       int         `json:"path_mtu"`
+	Conn      string      `json:"connection"` // -c: RC, UC or UD
 	QPs       int         `json:"qps"`
 	TxDepth   int         `json:"tx_depth"`
 	RxDepth   int         `json:"rx_depth,omitempty"`
@@ -83,7 +84,7 @@ func newResult(r Resolved) *Result {
 	if r.Server != "" {
 		role = "client"
 	}
-	res := &Result{Test: r.Test.String(), Role: role, IBPort: r.IBPort, QPs: r.QPs, TxDepth: r.TxDepth, BusyPoll: r.BusyPoll}
+	res := &Result{Test: r.Test.String(), Role: role, IBPort: r.IBPort, Conn: r.Conn.String(), QPs: r.QPs, TxDepth: r.TxDepth, BusyPoll: r.BusyPoll}
 	if r.Test.IsSend() {
 		res.RxDepth = r.RxDepth
 	}

@@ -102,6 +102,10 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	if r.PostList > 1 && r.CQModeration == 0 {
 		io.WriteString(s.out, resultLine+"Post List requested - CQ moderation will be the size of the post list\n")
 	}
+	if r.udInlineCut {
+		io.WriteString(s.out, resultLine)
+		fmt.Fprintf(s.errOut, "Setting inline size to %d (Max inline size in UD)\n", maxInlineUD)
+	}
 	if err := s.openDevice(v); err != nil {
 		return nil, err
 	}
@@ -279,9 +283,12 @@ func (s *session) prepare() error {
 		return s.peerErr(err)
 	}
 	s.mtu = mtu
+	if err := s.r.fitMTU(mtuBytes(mtu), s.errOut); err != nil {
+		return err
+	}
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
-		Port: uint8(s.r.IBPort), QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
+		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 		MaxInline: s.r.InlineSize,
 	})
 	if err != nil {
@@ -323,7 +330,7 @@ func (s *session) prepare() error {
 	s.local = s.locals[0]
 	s.result.setup(s, outReads)
 	WriteHeader(s.out, HeaderInfo{
-		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs,
+		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
@@ -370,7 +377,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
+		if err := connectQP(s.ep, s.r.Conn, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}

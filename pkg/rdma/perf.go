@@ -17,7 +17,7 @@ func (e *WCError) Error() string {
 }
 
 // Perf is what an open Device may offer perftest's tests (rdmactl perf),
-// found by type assertion: RC
+// found by type assertion: RC, UC or UD
 // QPs sharing a send and a receive CQ and one registered buffer, and the
 // data paths as one call each.
 type Perf interface {
@@ -28,7 +28,12 @@ type Perf interface {
 
 // PerfConfig sizes one perf endpoint.
 type PerfConfig struct {
-	Port    uint8
+	Port uint8
+	// Type is the QPs' transport: QPTypeRC (also for 0), QPTypeUC or
+	// QPTypeUD.
+	Type QPType
+	// QKey is the UD QPs' Q_Key, which their sends carry too.
+	QKey    uint32
 	QPs     int // 0 means 1; at most MaxPerfQPs
 	BufSize int // the whole registered buffer, shared by the QPs
 	TxDepth int
@@ -47,7 +52,7 @@ const MaxPostList = 64
 // MaxPerfQPs bounds PerfConfig.QPs.
 const MaxPerfQPs = 16
 
-// PerfEndpoint is RC QPs, their CQs and a registered buffer (access:
+// PerfEndpoint is RC, UC or UD QPs, their CQs and a registered buffer (access:
 // local write, remote write and read). The QPs are in INIT; the caller
 // brings each to RTS with its peer's values. The single-message verbs
 // (PostSend, SendPingPong) use QP 0.
@@ -60,6 +65,8 @@ type PerfEndpoint interface {
 	Addr() uint64
 	LKey() uint32
 	RKey() uint32
+	// ToRTR readies QP qp to receive; a UD QP also takes a's address
+	// and DestQPN as the peer its sends go to (an address handle).
 	ToRTR(qp int, a RTRAttr) error
 	ToRTS(qp int, a RTSAttr) error
 	SendCQ() CQ
