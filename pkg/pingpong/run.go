@@ -28,7 +28,12 @@ const (
 // lines on stderr and end with its status (cli.SilentExit(1)); rdmactl's
 // own (--timeout, the RoCE hint) are errors main prints.
 func Run(ctx context.Context, o *Options) error {
-	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: pollwait.AvailableCPUs() == 1}
+	// The process runs one test: its one waiting goroutine may hold a P
+	// in raw polls.
+	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: true}
+	if o.Events {
+		pollwait.ReserveSpareP()
+	}
 	if o.JSON {
 		r.out = io.Discard
 	}
@@ -71,7 +76,8 @@ type run struct {
 	pd         rdma.PD
 	mr         rdma.MR
 	cq         rdma.CQ
-	// rawWaits: -e sleeps in raw polls (one CPU, one waiting goroutine).
+	// rawWaits: -e sleeps in raw polls (the process's one waiting
+	// goroutine, or one CPU).
 	rawWaits bool
 	raw      pollwait.RawWaiter
 	srq      rdma.SRQ
@@ -719,11 +725,19 @@ func (r *run) pingpong(ctx context.Context) error {
 // cancelled run (serve shutting down) ends within it.
 const waitStep = 100 * time.Millisecond
 
+// spinPolls is how many polls one spin call makes between two looks at
+// the clock and ctx.
+const spinPolls = 1000
+
 // wait takes completions: spinning as the tools do, or with -e asleep on
-// the completion channel (on one CPU in raw polls, as ping sleeps there:
-// a blocking cgo call costs the scheduler several thread switches per
-// wait); either way for at most --timeout, and until ctx ends.
+// the completion channel (in raw polls where rawWaits, as ping sleeps on
+// one CPU: a blocking cgo call costs the scheduler several thread
+// switches per wait); either way for at most --timeout (counted from the end of a
+// first look that reads no clock), and until ctx ends.
 func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
+	if n, err := r.firstLook(wcs); n > 0 || err != nil {
+		return n, err
+	}
 	var end time.Time
 	if w := r.o.wait(); w >= 0 {
 		end = time.Now().Add(w)
@@ -746,6 +760,27 @@ func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
 	}
 }
 
+// firstLook is a wait's start, which reads no clock (on the lab's
+// emulated clocksource each read is a system call): spinPolls polls, or
+// with -e one raw sleep (pollwait.RawWaiter.Once). None is no error.
+func (r *run) firstLook(wcs []rdma.WC) (int, error) {
+	if r.o.Events {
+		if !r.rawWaits {
+			return 0, nil
+		}
+		n, err := r.raw.Once(r.cq, wcs)
+		if err != nil {
+			return 0, toolErr("Failed to get cq_event")
+		}
+		return n, nil
+	}
+	n, err := r.spin(wcs)
+	if err != nil {
+		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
+	}
+	return n, nil
+}
+
 // waitStep waits at most d for completions; none is no error.
 func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 	if r.o.Events {
@@ -764,11 +799,20 @@ func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 		}
 		return n, nil
 	}
-	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.cq.Poll(wcs) })
+	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.spin(wcs) })
 	if err != nil {
 		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
 	}
 	return n, nil
+}
+
+// spin polls the CQ: spinPolls times in one call where it can
+// (rdma.Spinner), else once.
+func (r *run) spin(wcs []rdma.WC) (int, error) {
+	if s, ok := r.cq.(rdma.Spinner); ok {
+		return s.Spin(wcs, spinPolls)
+	}
+	return r.cq.Poll(wcs)
 }
 
 // report prints the tools' two result lines (and -c's findings).
