@@ -28,12 +28,8 @@ const (
 // lines on stderr and end with its status (cli.SilentExit(1)); rdmactl's
 // own (--timeout, the RoCE hint) are errors main prints.
 func Run(ctx context.Context, o *Options) error {
-	// The process runs one test: its one waiting goroutine may hold a P
-	// in raw polls.
-	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: true}
-	if o.Events {
-		pollwait.ReserveSpareP()
-	}
+	cpus := pollwait.AvailableCPUs()
+	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: cpus == 1, spins: cpus > 1}
 	if o.JSON {
 		r.out = io.Discard
 	}
@@ -76,21 +72,24 @@ type run struct {
 	pd         rdma.PD
 	mr         rdma.MR
 	cq         rdma.CQ
-	// rawWaits: -e sleeps in raw polls (the process's one waiting
-	// goroutine, or one CPU).
+	// rawWaits: -e sleeps in raw polls (one CPU, one waiting goroutine).
 	rawWaits bool
-	raw      pollwait.RawWaiter
-	srq      rdma.SRQ
-	qps      []rdma.QP
-	ah       rdma.AH
-	conn     net.Conn
-	port     rdma.PortAttr
-	gidx     int
-	inline   bool
-	mine     []Dest
-	theirs   []Dest
-	res      *result
-	invalid  []int
+	// spins: polling spins in C (rdma.Spinner). Not on one CPU, where a
+	// long cgo call has the scheduler take the only P away and hand it
+	// back.
+	spins   bool
+	raw     pollwait.RawWaiter
+	srq     rdma.SRQ
+	qps     []rdma.QP
+	ah      rdma.AH
+	conn    net.Conn
+	port    rdma.PortAttr
+	gidx    int
+	inline  bool
+	mine    []Dest
+	theirs  []Dest
+	res     *result
+	invalid []int
 }
 
 // result is the closing lines' numbers and the extras' measurements.
@@ -729,14 +728,21 @@ const waitStep = 100 * time.Millisecond
 // the clock and ctx.
 const spinPolls = 1000
 
-// wait takes completions: spinning as the tools do, or with -e asleep on
-// the completion channel (in raw polls where rawWaits, as ping sleeps on
-// one CPU: a blocking cgo call costs the scheduler several thread
-// switches per wait); either way for at most --timeout (counted from the end of a
-// first look that reads no clock), and until ctx ends.
+// wait takes completions: spinning as the tools do (for at most
+// --timeout counted from the end of a first spin that reads no clock:
+// on the lab's emulated clocksource each read is a system call), or with
+// -e asleep on the completion channel (on one CPU in raw polls, as ping
+// sleeps there: a blocking cgo call costs the scheduler several thread
+// switches per wait) for at most --timeout; either way until ctx ends.
 func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
-	if n, err := r.firstLook(wcs); n > 0 || err != nil {
-		return n, err
+	if !r.o.Events {
+		n, err := r.spin(wcs)
+		if err != nil {
+			return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
+		}
+		if n > 0 {
+			return n, nil
+		}
 	}
 	var end time.Time
 	if w := r.o.wait(); w >= 0 {
@@ -758,27 +764,6 @@ func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
 			return 0, &timeoutError{"waiting for a completion", r.o.Timeout}
 		}
 	}
-}
-
-// firstLook is a wait's start, which reads no clock (on the lab's
-// emulated clocksource each read is a system call): spinPolls polls, or
-// with -e one raw sleep (pollwait.RawWaiter.Once). None is no error.
-func (r *run) firstLook(wcs []rdma.WC) (int, error) {
-	if r.o.Events {
-		if !r.rawWaits {
-			return 0, nil
-		}
-		n, err := r.raw.Once(r.cq, wcs)
-		if err != nil {
-			return 0, toolErr("Failed to get cq_event")
-		}
-		return n, nil
-	}
-	n, err := r.spin(wcs)
-	if err != nil {
-		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
-	}
-	return n, nil
 }
 
 // waitStep waits at most d for completions; none is no error.
@@ -806,10 +791,10 @@ func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 	return n, nil
 }
 
-// spin polls the CQ: spinPolls times in one call where it can
+// spin polls the CQ: spinPolls times in one call where it spins
 // (rdma.Spinner), else once.
 func (r *run) spin(wcs []rdma.WC) (int, error) {
-	if s, ok := r.cq.(rdma.Spinner); ok {
+	if s, ok := r.cq.(rdma.Spinner); ok && r.spins {
 		return s.Spin(wcs, spinPolls)
 	}
 	return r.cq.Poll(wcs)

@@ -42,7 +42,14 @@ func (w *RawWaiter) Await(cq rdma.CQ, ec rdma.EventChannel, wc []rdma.WC, timeou
 	if chFd < 0 {
 		return cq.Await(wc, ec, timeout)
 	}
-	w.yield()
+	// Pass through the scheduler now and then: raw polls and cgo calls
+	// never do, and a goroutine seen running for 10 ms is preempted by
+	// sysmon, which, when that finds it in a cgo call, takes its P away
+	// and then wakes every 20 µs for the next millisecond. Not at every
+	// wait: each trip also wakes a thread for the spare P.
+	if w.count++; w.count%yieldEvery == 0 {
+		runtime.Gosched()
+	}
 	var start time.Time
 	if timeout > 0 {
 		start = time.Now()
@@ -86,42 +93,5 @@ func (w *RawWaiter) Await(cq rdma.CQ, ec rdma.EventChannel, wc []rdma.WC, timeou
 			timeout -= slept
 		}
 		return cq.Await(wc, ec, timeout)
-	}
-}
-
-// Once is one raw sleep of at most RawWaitSlice that reads no clock: a
-// caller whose waits mostly end within it works out its deadline only
-// when Once comes back with nothing (0, no error); 0 also when the
-// completion was taken before the event was read. A CQ without
-// WaitFds is polled once.
-func (w *RawWaiter) Once(cq rdma.CQ, wc []rdma.WC) (int, error) {
-	fw, ok := cq.(rdma.WaitFds)
-	if !ok {
-		return cq.Poll(wc)
-	}
-	chFd, _ := fw.WaitFds(nil)
-	if chFd < 0 {
-		return cq.Poll(wc)
-	}
-	w.yield()
-	if n, err := fw.ReadyToSleep(wc); n > 0 || err != nil {
-		return n, err
-	}
-	// A poll that fails is left to the caller's next, clocked, wait
-	// (Await) to report.
-	if chReady, _, err := RawPoll(chFd, -1, RawWaitSlice); err != nil || !chReady {
-		return 0, nil
-	}
-	return fw.Woken(wc)
-}
-
-// yield passes through the scheduler now and then: raw polls and cgo
-// calls never do, and a goroutine seen running for 10 ms is preempted by
-// sysmon, which, when that finds it in a cgo call, takes its P away and
-// then wakes every 20 µs for the next millisecond. Not at every wait:
-// each trip also wakes a thread for the spare P.
-func (w *RawWaiter) yield() {
-	if w.count++; w.count%yieldEvery == 0 {
-		runtime.Gosched()
 	}
 }
