@@ -28,7 +28,8 @@ const (
 // lines on stderr and end with its status (cli.SilentExit(1)); rdmactl's
 // own (--timeout, the RoCE hint) are errors main prints.
 func Run(ctx context.Context, o *Options) error {
-	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: pollwait.AvailableCPUs() == 1}
+	cpus := pollwait.AvailableCPUs()
+	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: cpus == 1, spins: cpus > 1}
 	if o.JSON {
 		r.out = io.Discard
 	}
@@ -73,18 +74,22 @@ type run struct {
 	cq         rdma.CQ
 	// rawWaits: -e sleeps in raw polls (one CPU, one waiting goroutine).
 	rawWaits bool
-	raw      pollwait.RawWaiter
-	srq      rdma.SRQ
-	qps      []rdma.QP
-	ah       rdma.AH
-	conn     net.Conn
-	port     rdma.PortAttr
-	gidx     int
-	inline   bool
-	mine     []Dest
-	theirs   []Dest
-	res      *result
-	invalid  []int
+	// spins: polling spins in C (rdma.Spinner). Not on one CPU, where a
+	// long cgo call has the scheduler take the only P away and hand it
+	// back.
+	spins   bool
+	raw     pollwait.RawWaiter
+	srq     rdma.SRQ
+	qps     []rdma.QP
+	ah      rdma.AH
+	conn    net.Conn
+	port    rdma.PortAttr
+	gidx    int
+	inline  bool
+	mine    []Dest
+	theirs  []Dest
+	res     *result
+	invalid []int
 }
 
 // result is the closing lines' numbers and the extras' measurements.
@@ -719,11 +724,26 @@ func (r *run) pingpong(ctx context.Context) error {
 // cancelled run (serve shutting down) ends within it.
 const waitStep = 100 * time.Millisecond
 
-// wait takes completions: spinning as the tools do, or with -e asleep on
-// the completion channel (on one CPU in raw polls, as ping sleeps there:
-// a blocking cgo call costs the scheduler several thread switches per
-// wait); either way for at most --timeout, and until ctx ends.
+// spinPolls is how many polls one spin call makes between two looks at
+// the clock and ctx.
+const spinPolls = 1000
+
+// wait takes completions: spinning as the tools do (for at most
+// --timeout counted from the end of a first spin that reads no clock:
+// on the lab's emulated clocksource each read is a system call), or with
+// -e asleep on the completion channel (on one CPU in raw polls, as ping
+// sleeps there: a blocking cgo call costs the scheduler several thread
+// switches per wait) for at most --timeout; either way until ctx ends.
 func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
+	if !r.o.Events {
+		n, err := r.spin(wcs)
+		if err != nil {
+			return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
 	var end time.Time
 	if w := r.o.wait(); w >= 0 {
 		end = time.Now().Add(w)
@@ -764,11 +784,20 @@ func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 		}
 		return n, nil
 	}
-	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.cq.Poll(wcs) })
+	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.spin(wcs) })
 	if err != nil {
 		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
 	}
 	return n, nil
+}
+
+// spin polls the CQ: spinPolls times in one call where it spins
+// (rdma.Spinner), else once.
+func (r *run) spin(wcs []rdma.WC) (int, error) {
+	if s, ok := r.cq.(rdma.Spinner); ok && r.spins {
+		return s.Spin(wcs, spinPolls)
+	}
+	return r.cq.Poll(wcs)
 }
 
 // report prints the tools' two result lines (and -c's findings).
