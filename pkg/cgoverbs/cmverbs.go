@@ -30,7 +30,6 @@ var (
 	_ rdma.PD      = cmPD{}
 	_ rdma.MR      = cmMR{}
 	_ rdma.CQ      = cmCQ{}
-	_ rdma.Spinner = cmCQ{}
 	_ rdma.QP      = cmQP{}
 	_ rdma.AH      = (*AH)(nil)
 	_ rdma.SRQ     = (*SRQ)(nil)

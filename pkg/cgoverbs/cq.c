@@ -26,17 +26,6 @@ int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 	return n;
 }
 
-// cv_spin polls cq up to polls times and returns as soon as it takes
-// completions: their number, 0 when none came, or -errno.
-int cv_spin(struct ibv_cq *cq, struct cv_cq_state *st, int max, int polls) {
-	for (int i = 0; i < polls; i++) {
-		int n = cv_poll(cq, st, max);
-		if (n != 0)
-			return n;
-	}
-	return 0;
-}
-
 static long cv_now_ms(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

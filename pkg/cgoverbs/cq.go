@@ -81,17 +81,6 @@ func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	return n, nil
 }
 
-// Spin polls up to polls times in one cgo call and returns as soon as
-// completions come (up to len(wc), at most 16); 0 when none came.
-func (cq *CQ) Spin(wc []rdma.WC, polls int) (int, error) {
-	n := int(C.cv_spin(cq.cq, cq.st, C.int(len(wc)), C.int(polls)))
-	if n < 0 {
-		return 0, callErr("ibv_poll_cq", C.int(n))
-	}
-	cq.copyWC(wc, n)
-	return n, nil
-}
-
 func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 	for i := 0; i < n; i++ {
 		w := &cq.st.wc[i]

@@ -27,7 +27,6 @@ struct cv_cq_state {
 };
 
 int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max);
-int cv_spin(struct ibv_cq *cq, struct cv_cq_state *st, int max, int polls);
 int cv_ready_to_sleep(struct ibv_cq *cq, struct cv_cq_state *st, int max);
 int cv_woken(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st, int max);
 int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st,

@@ -89,8 +89,6 @@ func TestCQErrorsReachGoAsTheirErrno(t *testing.T) {
 		f := newFaked(t, 0, c.rc, 0, c.errno)
 		_, err := f.cq.Poll(wc[:])
 		wantErr(t, c.name+" poll", err, "ibv_poll_cq", c.want)
-		_, err = f.cq.Spin(wc[:], 100)
-		wantErr(t, c.name+" spin", err, "ibv_poll_cq", c.want)
 		_, err = f.cq.ReadyToSleep(wc[:])
 		wantErr(t, c.name+" poll before arming", err, "ibv_req_notify_cq", c.want)
 		_, _, err = f.cq.Await(wc[:], -1, time.Second)
@@ -109,9 +107,6 @@ func TestCQErrorsReachGoAsTheirErrno(t *testing.T) {
 	// The channel's fd is -1: reading its event fails with EBADF, and a
 	// wait on it only ends at its timeout.
 	f := newFaked(t, 0, 0, 0, 0)
-	if n, err := f.cq.Spin(wc[:], 3); n != 0 || err != nil {
-		t.Errorf("spin on an empty CQ: %d, %v, want 0, nil", n, err)
-	}
 	_, err := f.cq.Woken(wc[:])
 	wantErr(t, "reading the channel", err, "ibv_get_cq_event", syscall.EBADF)
 	if _, _, err := f.cq.Await(wc[:], -1, time.Millisecond); err != rdma.ErrTimeout || !errors.Is(err, syscall.ETIMEDOUT) {

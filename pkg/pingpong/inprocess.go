@@ -29,8 +29,7 @@ func Probe(ctx context.Context, o *Options) Document {
 }
 
 func quiet(ctx context.Context, o *Options, conn net.Conn) Document {
-	cpus := pollwait.AvailableCPUs()
-	r := &run{o: o, out: io.Discard, errOut: io.Discard, conn: conn, rawWaits: cpus == 1, spins: cpus > 1}
+	r := &run{o: o, out: io.Discard, errOut: io.Discard, conn: conn, rawWaits: pollwait.AvailableCPUs() == 1}
 	err := r.run(ctx)
 	r.close()
 	var te *toolError

@@ -28,8 +28,7 @@ const (
 // lines on stderr and end with its status (cli.SilentExit(1)); rdmactl's
 // own (--timeout, the RoCE hint) are errors main prints.
 func Run(ctx context.Context, o *Options) error {
-	cpus := pollwait.AvailableCPUs()
-	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: cpus == 1, spins: cpus > 1}
+	r := &run{o: o, out: o.IO.Out, errOut: o.IO.ErrOut, rawWaits: pollwait.AvailableCPUs() == 1}
 	if o.JSON {
 		r.out = io.Discard
 	}
@@ -74,22 +73,18 @@ type run struct {
 	cq         rdma.CQ
 	// rawWaits: -e sleeps in raw polls (one CPU, one waiting goroutine).
 	rawWaits bool
-	// spins: polling spins in C (rdma.Spinner). Not on one CPU, where a
-	// long cgo call has the scheduler take the only P away and hand it
-	// back.
-	spins   bool
-	raw     pollwait.RawWaiter
-	srq     rdma.SRQ
-	qps     []rdma.QP
-	ah      rdma.AH
-	conn    net.Conn
-	port    rdma.PortAttr
-	gidx    int
-	inline  bool
-	mine    []Dest
-	theirs  []Dest
-	res     *result
-	invalid []int
+	raw      pollwait.RawWaiter
+	srq      rdma.SRQ
+	qps      []rdma.QP
+	ah       rdma.AH
+	conn     net.Conn
+	port     rdma.PortAttr
+	gidx     int
+	inline   bool
+	mine     []Dest
+	theirs   []Dest
+	res      *result
+	invalid  []int
 }
 
 // result is the closing lines' numbers and the extras' measurements.
@@ -724,26 +719,11 @@ func (r *run) pingpong(ctx context.Context) error {
 // cancelled run (serve shutting down) ends within it.
 const waitStep = 100 * time.Millisecond
 
-// spinPolls is how many polls one spin call makes between two looks at
-// the clock and ctx.
-const spinPolls = 1000
-
-// wait takes completions: spinning as the tools do (for at most
-// --timeout counted from the end of a first spin that reads no clock:
-// on the lab's emulated clocksource each read is a system call), or with
-// -e asleep on the completion channel (on one CPU in raw polls, as ping
-// sleeps there: a blocking cgo call costs the scheduler several thread
-// switches per wait) for at most --timeout; either way until ctx ends.
+// wait takes completions: spinning as the tools do, or with -e asleep on
+// the completion channel (on one CPU in raw polls, as ping sleeps there:
+// a blocking cgo call costs the scheduler several thread switches per
+// wait); either way for at most --timeout, and until ctx ends.
 func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
-	if !r.o.Events {
-		n, err := r.spin(wcs)
-		if err != nil {
-			return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
-		}
-		if n > 0 {
-			return n, nil
-		}
-	}
 	var end time.Time
 	if w := r.o.wait(); w >= 0 {
 		end = time.Now().Add(w)
@@ -784,20 +764,11 @@ func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 		}
 		return n, nil
 	}
-	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.spin(wcs) })
+	n, _, err := pollwait.SpinPoll(d, func() (int, error) { return r.cq.Poll(wcs) })
 	if err != nil {
 		return 0, toolErr(fmt.Sprintf("poll CQ failed %d", -1))
 	}
 	return n, nil
-}
-
-// spin polls the CQ: spinPolls times in one call where it spins
-// (rdma.Spinner), else once.
-func (r *run) spin(wcs []rdma.WC) (int, error) {
-	if s, ok := r.cq.(rdma.Spinner); ok && r.spins {
-		return s.Spin(wcs, spinPolls)
-	}
-	return r.cq.Poll(wcs)
 }
 
 // report prints the tools' two result lines (and -c's findings).

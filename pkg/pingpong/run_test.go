@@ -237,24 +237,6 @@ func TestAnInjectedVerbErrorIsTheToolsLine(t *testing.T) {
 	}
 }
 
-func TestAFailedPollIsTheToolsLine(t *testing.T) {
-	f := rdmatest.NewFabric()
-	f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
-	f.FailNext("ibv_poll_cq", rdma.Errorf("ibv_poll_cq", 22))
-	short := func(o *Options) { o.Timeout = 300 * time.Millisecond }
-	srv, cli := pair(t, f, RC, short, short)
-	// Whichever side polls first fails (the other then fails as its
-	// peer's QP is gone, or at --timeout).
-	const want = "poll CQ failed -1\n"
-	failed := cli
-	if srv.errOut.String() == want {
-		failed = srv
-	}
-	if failed.errOut.String() != want || failed.ExitCodeOf() != 1 {
-		t.Errorf("server: %v %q; client: %v %q", srv.err, srv.errOut.String(), cli.err, cli.errOut.String())
-	}
-}
-
 func TestDamagedDataIsFoundByTheClient(t *testing.T) {
 	f := rdmatest.NewFabric()
 	f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))

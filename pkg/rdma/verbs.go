@@ -78,13 +78,6 @@ type CQ interface {
 	Close() error
 }
 
-// Spinner is implemented by CQs that busy-poll in one call: Spin polls
-// up to polls times and returns as soon as completions come (0: none
-// came), so that a busy loop pays one call, not one per poll.
-type Spinner interface {
-	Spin(wc []WC, polls int) (int, error)
-}
-
 // WaitFds is implemented by CQs whose wait can be done by polling file
 // descriptors: the completion channel's, and also's (-1 when also is nil
 // or has none). A caller may then sleep in poll itself: ReadyToSleep

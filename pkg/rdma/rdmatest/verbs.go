@@ -268,16 +268,6 @@ func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	return n, nil
 }
 
-// Spin polls up to polls times, until completions come (rdma.Spinner).
-func (cq *CQ) Spin(wc []rdma.WC, polls int) (int, error) {
-	for i := 0; i < polls; i++ {
-		if n, err := cq.Poll(wc); n > 0 || err != nil {
-			return n, err
-		}
-	}
-	return 0, nil
-}
-
 // Await waits for completions for at most timeout (negative: forever),
 // or for an event on also when it is one of this fabric's channels.
 func (cq *CQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration) (int, bool, error) {
