@@ -95,27 +95,7 @@ func TestSingleServeCM(t *testing.T) {
 // TestSingleSmokeCMWithoutServe: smoke --cm against a host that runs no
 // serve fails both cm rows with a hint that names serve.
 func TestSingleSmokeCMWithoutServe(t *testing.T) {
-	r := run(t, time.Minute, rdmactl, "smoke", "10.9.0.1", "--cm", "--timeout", "10s", "--json")
-	if r.Code != 1 {
-		t.Errorf("exit %d, want 1", r.Code)
-	}
-	doc := parseSmoke(t, r)
-	if len(doc.Peers) != 1 {
-		t.Fatalf("peers: %+v", doc.Peers)
-	}
-	seen := map[string]bool{}
-	for _, c := range doc.Peers[0].Checks {
-		if c.Check != "cm_rc" && c.Check != "cm_ud" {
-			continue
-		}
-		seen[c.Check] = true
-		if c.OK || !strings.Contains(c.Hint, "rdmactl serve") {
-			t.Errorf("%s: ok %v, message %q, hint %q", c.Check, c.OK, c.Message, c.Hint)
-		}
-	}
-	if !seen["cm_rc"] || !seen["cm_ud"] {
-		t.Errorf("cm rows: %v (%+v)", seen, doc.Peers[0].Checks)
-	}
+	smokeWithoutServe(t, []string{"--cm"}, "cm_rc", "cm_ud")
 }
 
 // TestSingleServeCMStopsDuringASession: SIGTERM ends serve promptly while
