@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -18,21 +17,21 @@ import (
 // -a): the session's buffer takes any client's messages, whatever its -s.
 const perfBufSize = 1 << 23
 
-// perfSession answers one perftest write_bw client on c. perftest's
-// exchange does not say which test the client runs, so this port answers
-// write_bw only. The client opens with its version, which is read (first
-// byte within the first-byte timeout) before anything else, so a silent
-// or garbage connection never takes the slot. One session runs at a time
-// (they would share the link and skew each other's numbers): a client
-// that arrives during one waits for it, at most the step timeout, and is
-// then told the server is busy. The client's data moves over RDMA, with
-// the TCP connection silent: its whole run, exchange included, must fit
-// in the step timeout.
-func (cfg Config) perfSession(ctx context.Context, c net.Conn, slot chan struct{}) Entry {
-	opening, err := readOpening(c, cfg.FirstByte, cfg.Timeout)
+// perfSession answers one perftest write_bw client on c, whose version
+// field opening starts (perfPortSession read those bytes, within the
+// first-byte timeout, to tell its test). perftest's exchange does not say
+// which test the client runs, so this port answers write_bw only. The
+// rest of the version is read before anything else, so a client that
+// stalls never takes the slot. One session runs at a time (they would
+// share the link and skew each other's numbers): a client that arrives
+// during one waits for it, at most the step timeout, and is then told the
+// server is busy. The client's data moves over RDMA, with the TCP
+// connection silent: its whole run, exchange included, must fit in the
+// step timeout.
+func (cfg Config) perfSession(ctx context.Context, c net.Conn, opening []byte, slot chan struct{}) Entry {
+	version, err := readRest(c, opening, perf.VersionSize, "version", cfg.Timeout)
 	if err != nil {
-		return Entry{Error: "no perftest client: " + err.Error(),
-			Hint: "this port answers perftest's write_bw clients (ib_write_bw HOST, rdmactl smoke --bw)"}
+		return Entry{Error: "no perftest client: " + err.Error(), Hint: perfPortHint}
 	}
 	wait := time.NewTimer(cfg.Timeout)
 	defer wait.Stop()
@@ -48,7 +47,7 @@ func (cfg Config) perfSession(ctx context.Context, c net.Conn, slot chan struct{
 	}
 	o := perf.Options{Test: perf.WriteBW, GIDAuto: true, Size: perfBufSize, Timeout: cfg.Timeout}
 	o.Device, o.IBPort = cfg.deviceFor(c)
-	res, err := perf.ServeConn(o, cfg.RDMA, replayConn{bound(c, cfg.Timeout), io.MultiReader(bytes.NewReader(opening), c)})
+	res, err := perf.ServeConn(o, cfg.RDMA, replayConn{bound(c, cfg.Timeout), io.MultiReader(bytes.NewReader(version), c)})
 	if err != nil {
 		e := Entry{Error: err.Error(), Hint: cli.HintOf(err)}
 		var ne net.Error
@@ -65,29 +64,16 @@ func (cfg Config) perfSession(ctx context.Context, c net.Conn, slot chan struct{
 	return e
 }
 
-// readOpening reads a perftest client's version field: its first byte
-// within firstByte, all of it within timeout. A version starts with a
-// digit; anything else is not perftest.
-func readOpening(c net.Conn, firstByte, timeout time.Duration) ([]byte, error) {
-	begin := time.Now()
-	b := make([]byte, perf.VersionSize)
-	_ = c.SetReadDeadline(begin.Add(min(firstByte, timeout)))
-	n, err := c.Read(b)
-	if err == nil && n > 0 && (b[0] < '0' || b[0] > '9') {
-		return nil, fmt.Errorf("its first bytes %q are no perftest version", b[:n])
-	}
-	if err == nil && n < len(b) {
-		_ = c.SetReadDeadline(begin.Add(timeout))
-		var m int
-		m, err = io.ReadFull(c, b[n:])
-		n += m
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	switch {
-	case n == 0 && errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, fmt.Errorf("nothing arrived within %v", min(firstByte, timeout))
-	case err != nil:
-		return nil, fmt.Errorf("%d of its %d-byte version arrived: %w", n, len(b), err)
+// readRest reads the rest of a client's size-byte field (what it is),
+// which opening starts, within timeout: the tools write their fields
+// whole at once.
+func readRest(c net.Conn, opening []byte, size int, what string, timeout time.Duration) ([]byte, error) {
+	b := make([]byte, size)
+	n := copy(b, opening)
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(time.Time{})
+	if m, err := io.ReadFull(c, b[n:]); err != nil {
+		return nil, fmt.Errorf("%d of the %d bytes of its %s arrived: %w", n+m, size, what, err)
 	}
 	return b, nil
 }

@@ -39,7 +39,7 @@ func (cfg Config) perfPortSession(ctx context.Context, c net.Conn, slot chan str
 		}
 		return cfg.pingpongSession(ctx, replayConn{c, io.MultiReader(bytes.NewReader(record), c)})
 	}
-	return cfg.perfSession(ctx, replayConn{c, io.MultiReader(bytes.NewReader(opening), c)}, slot)
+	return cfg.perfSession(ctx, c, opening, slot)
 }
 
 // readClientKind reads a client's first bytes until they say whose they

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -49,13 +48,9 @@ func (cfg Config) pingpongSession(ctx context.Context, c net.Conn) Entry {
 // opening starts, within timeout, and checks it: the tool's client writes
 // it whole at once.
 func readRecord(c net.Conn, opening []byte, timeout time.Duration) ([]byte, error) {
-	b := make([]byte, pingpong.RecordSize)
-	n := copy(b, opening)
-	_ = c.SetReadDeadline(time.Now().Add(timeout))
-	defer c.SetReadDeadline(time.Time{})
-	m, err := io.ReadFull(c, b[n:])
+	b, err := readRest(c, opening, pingpong.RecordSize, "pingpong address record", timeout)
 	if err != nil {
-		return nil, fmt.Errorf("%d of the %d bytes of its pingpong address record arrived: %w", n+m, len(b), err)
+		return nil, err
 	}
 	if _, err := pingpong.ParseRecord(b); err != nil {
 		return nil, fmt.Errorf("no pingpong address record: %w", err)

@@ -99,7 +99,7 @@ func TestPerfSessionBusy(t *testing.T) {
 	slot := make(chan struct{}, 1)
 	slot <- struct{}{} // another session runs
 	begin := time.Now()
-	e := Config{Timeout: 50 * time.Millisecond, FirstByte: time.Second}.perfSession(context.Background(), a, slot)
+	e := Config{Timeout: 50 * time.Millisecond, FirstByte: time.Second}.perfSession(context.Background(), a, nil, slot)
 	if e.OK || !strings.HasPrefix(e.Error, "busy: ") || !strings.Contains(e.Hint, "one write_bw session at a time") {
 		t.Errorf("entry %+v", e)
 	}
@@ -111,14 +111,14 @@ func TestPerfSessionBusy(t *testing.T) {
 	}
 }
 
-// A connection that sends nothing, or no perftest version, is dropped at
-// the first-byte timeout and never waits for, or takes, the slot.
-func TestPerfSessionNeedsAVersionFirst(t *testing.T) {
+// A client that stalls in its version is dropped at the step timeout and
+// never waits for, or takes, the slot.
+func TestPerfSessionNeedsAWholeVersionFirst(t *testing.T) {
 	for _, tc := range []struct {
-		name, send, want string
+		name, opening, send, want string
 	}{
-		{"silent", "", "nothing arrived within 100ms"},
-		{"garbage", "GET / HTTP/1.0\r\n\r\n", "are no perftest version"},
+		{"opening then silent", "6.06", "", "4 of the 16 bytes of its version arrived"},
+		{"part then silent", "6.0", "6\x00\x00", "6 of the 16 bytes of its version arrived"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := net.Pipe()
@@ -129,8 +129,8 @@ func TestPerfSessionNeedsAVersionFirst(t *testing.T) {
 			}
 			slot := make(chan struct{}, 1)
 			begin := time.Now()
-			e := Config{Timeout: 10 * time.Second, FirstByte: 100 * time.Millisecond}.perfSession(context.Background(), a, slot)
-			if e.OK || !strings.Contains(e.Error, tc.want) || len(slot) != 0 {
+			e := Config{Timeout: 100 * time.Millisecond, FirstByte: 10 * time.Second}.perfSession(context.Background(), a, []byte(tc.opening), slot)
+			if e.OK || !strings.Contains(e.Error, tc.want) || e.Hint != perfPortHint || len(slot) != 0 {
 				t.Errorf("entry %+v, slot taken %v", e, len(slot) != 0)
 			}
 			if took := time.Since(begin); took > 2*time.Second {
