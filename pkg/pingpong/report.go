@@ -77,8 +77,18 @@ type Document struct {
 	InvalidPages []int `json:"invalid_pages"`
 	// PortCounters are the error counters that rose during the run.
 	PortCounters *counters.Summary `json:"port_counters,omitempty"`
-	OK           bool              `json:"ok"`
-	Error        *cli.ErrorBody    `json:"error,omitempty"`
+	// Stopped says how far a run got that its context ended (serve
+	// stopping, smoke's time bound).
+	Stopped *Stopped       `json:"stopped,omitempty"`
+	OK      bool           `json:"ok"`
+	Error   *cli.ErrorBody `json:"error,omitempty"`
+}
+
+// Stopped is how far a run got: the round trips (receives) done in
+// ElapsedSeconds.
+type Stopped struct {
+	RoundTrips     int     `json:"round_trips"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
 }
 
 // DestDoc is one QP's address.
@@ -146,6 +156,9 @@ func (r *run) document(err error) Document {
 		doc.CPU = &CPU{Total: usec(c.Total()), User: usec(c.User), Sys: usec(c.Sys)}
 		doc.Validated = r.validates()
 		doc.InvalidPages = append(doc.InvalidPages, r.invalid...)
+	}
+	if p := r.stopped; p != nil {
+		doc.Stopped = &Stopped{RoundTrips: p.receives, ElapsedSeconds: p.elapsed.Seconds()}
 	}
 	doc.OK = err == nil && len(r.invalid) == 0
 	if err != nil {

@@ -85,6 +85,14 @@ type run struct {
 	theirs   []Dest
 	res      *result
 	invalid  []int
+	// stopped is how far a run that ctx ended got.
+	stopped *progress
+}
+
+// progress is how far a run got: its completed receives, in elapsed.
+type progress struct {
+	receives int
+	elapsed  time.Duration
 }
 
 // result is the closing lines' numbers and the extras' measurements.
@@ -635,11 +643,19 @@ func (r *run) pingpong(ctx context.Context) error {
 		wcs = make([]rdma.WC, min(o.NumQP+o.RxDepth, 16))
 	}
 	rcnt, scnt := 0, 0
+	stopped := func() error {
+		r.stopped = &progress{receives: rcnt, elapsed: time.Since(start)}
+		return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), rcnt, o.Iters, scnt)
+	}
 	for rcnt < o.Iters || scnt < o.Iters {
+		// A slow peer's completions keep coming: the run still ends with ctx.
+		if ctx.Err() != nil {
+			return stopped()
+		}
 		ne, err := r.wait(ctx, wcs)
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), rcnt, o.Iters, scnt)
+				return stopped()
 			}
 			var te *timeoutError
 			if errors.As(err, &te) {

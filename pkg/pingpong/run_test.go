@@ -283,3 +283,58 @@ func TestARunWithRetriesSaysSo(t *testing.T) {
 		t.Errorf("stderr %q", cli.errOut.String())
 	}
 }
+
+// A run whose peer keeps answering still ends when its context does (smoke's
+// time bound), and says how far it got.
+func TestAProbeEndsWithItsContextWhileThePeerAnswers(t *testing.T) {
+	f := rdmatest.NewFabric()
+	f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+	port := freePort(t)
+	var srv side
+	so := options(f, RC, port, &srv)
+	so.Iters, so.Timeout = 1<<30, 300*time.Millisecond
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), so) }()
+	var srvErr error
+	defer func() {
+		if srvErr = <-done; srvErr == nil {
+			t.Errorf("the server, left by its client, passed")
+		}
+	}()
+	var cli side
+	co := options(f, RC, port, &cli)
+	co.Server, co.Iters = "127.0.0.1", 1<<30
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	probe := func() Document {
+		got := make(chan Document, 1)
+		go func() { got <- Probe(ctx, co) }()
+		select {
+		case d := <-got:
+			return d
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the probe ran on for 5s after its context ended")
+			return Document{}
+		}
+	}
+	var doc Document
+	for begin := time.Now(); ; {
+		doc = probe()
+		if doc.Error == nil || !strings.Contains(doc.Error.Message, "Couldn't connect") || ctx.Err() != nil {
+			break
+		}
+		if time.Since(begin) > 5*time.Second {
+			t.Fatal("the server never listened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if late := context.Cause(ctx); late == nil {
+		t.Fatalf("the probe returned before its context ended: %+v", doc)
+	}
+	if doc.OK || doc.Error == nil || !strings.HasPrefix(doc.Error.Message, "context deadline exceeded after ") {
+		t.Errorf("document %+v", doc)
+	}
+	if s := doc.Stopped; s == nil || s.RoundTrips == 0 || s.ElapsedSeconds <= 0 || s.ElapsedSeconds > 1 {
+		t.Errorf("stopped %+v", doc.Stopped)
+	}
+}

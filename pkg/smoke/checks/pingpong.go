@@ -31,6 +31,8 @@ func (cfg Config) pingpong(ctx context.Context, r Route) smoke.Result {
 			res.Message, res.Hint = doc.Error.Message, doc.Error.Hint
 		}
 		switch {
+		case doc.Stopped != nil && ctx.Err() == context.DeadlineExceeded:
+			res.Message, res.Hint = timedOut(doc, r.Peer.String())
 		case strings.Contains(res.Message, "Couldn't connect to"):
 			res.Hint = fmt.Sprintf("nothing answered on TCP port %d of %s: is `rdmactl serve` running there (systemctl status rdmactl-serve), a version that answers ibv_rc_pingpong, and is the port open?", cfg.PerfPort, r.Peer)
 		case len(doc.InvalidPages) > 0:
@@ -53,4 +55,19 @@ func gidOf(d pingpong.Document) int {
 		return -1
 	}
 	return *d.GIDIndex
+}
+
+// timedOut says how far a pingpong run that smoke's time bound ended got,
+// and what bound would have fitted it at the pace it went.
+func timedOut(doc pingpong.Document, peer string) (message, hint string) {
+	st := doc.Stopped
+	ran := time.Duration(st.ElapsedSeconds * float64(time.Second)).Round(100 * time.Millisecond)
+	message = fmt.Sprintf("timed out after %d of %d round trips with %s in %v", st.RoundTrips, doc.Iters, peer, ran)
+	if st.RoundTrips == 0 {
+		return message, "no round trip completed: the peer's side stopped, or the path drops RDMA traffic (UDP 4791)"
+	}
+	each := time.Duration(st.ElapsedSeconds / float64(st.RoundTrips) * float64(time.Second))
+	need := (each * time.Duration(doc.Iters)).Round(time.Second)
+	return message, fmt.Sprintf("%v per round trip: the %d round trips (serve answers the tool's defaults only) need about %v: raise smoke's --timeout above that",
+		each.Round(10*time.Microsecond), doc.Iters, need)
 }

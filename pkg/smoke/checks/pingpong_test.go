@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/pingpong"
 	"github.com/rdmactl/rdmactl/pkg/serve"
 )
 
@@ -50,5 +51,22 @@ func TestPingpongCheckNothingListening(t *testing.T) {
 	if res.OK || res.Message != "Couldn't connect to 127.0.0.1:"+itoa(port) ||
 		!strings.Contains(res.Hint, "nothing answered on TCP port "+itoa(port)+" of 127.0.0.1: is `rdmactl serve` running there") {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// A run smoke's bound ended says how far it got and what bound would fit
+// it at that pace; one with no round trip says that instead.
+func TestPingpongCheckTimedOut(t *testing.T) {
+	doc := pingpong.Document{Iters: 1000, Stopped: &pingpong.Stopped{RoundTrips: 340, ElapsedSeconds: 10.02}}
+	msg, hint := timedOut(doc, "10.9.1.2")
+	if msg != "timed out after 340 of 1000 round trips with 10.9.1.2 in 10s" {
+		t.Errorf("message %q", msg)
+	}
+	if hint != "29.47ms per round trip: the 1000 round trips (serve answers the tool's defaults only) need about 29s: raise smoke's --timeout above that" {
+		t.Errorf("hint %q", hint)
+	}
+	doc.Stopped.RoundTrips = 0
+	if msg, hint := timedOut(doc, "10.9.1.2"); msg != "timed out after 0 of 1000 round trips with 10.9.1.2 in 10s" || !strings.HasPrefix(hint, "no round trip completed: ") {
+		t.Errorf("no round trip: %q, %q", msg, hint)
 	}
 }
