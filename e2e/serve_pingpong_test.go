@@ -122,3 +122,60 @@ func TestSingleServePingpongOtherItersThenSIGTERM(t *testing.T) {
 	}
 	noRDMALeft(t)
 }
+
+// TestTwoHostsServePingpong: serve on B answers the real ibv_rc_pingpong
+// on A, rdmactl pingpong rc -g auto and smoke --pingpong from A, across
+// two kernels; B logs each as pingpong_rc and holds no QP after SIGTERM.
+// With a delay on the path, smoke's bound ends the pingpong check on time,
+// saying how far it got and what bound would fit.
+func TestTwoHostsServePingpong(t *testing.T) {
+	ga := gidOf(t, "10.9.1.1")
+	pidFile := "/tmp/rdmactl-serve-pingpong.pid"
+	// The emulated link between the kernels is slow: 1000 round trips
+	// may take longer than serve's default bound on a session.
+	remoteServe := fmt.Sprintf("%s serve -a 10.9.1.2 --timeout 5m & echo $! >%s; wait $!", rdmactl, pidFile)
+	if r := run(t, time.Minute, labRemote, "--bg", "servepp", remoteServe); r.Code != 0 {
+		t.Fatalf("cannot start serve on B: %+v", r)
+	}
+	waitRemote := fmt.Sprintf(`for i in $(seq 300); do ss -Hltn 'sport = :%d' | grep -q . && exit 0; sleep 0.1; done; exit 1`, perftestPort)
+	if r := remote(t, time.Minute, waitRemote); r.Code != 0 {
+		t.Fatalf("serve on B does not listen on TCP port %d: %+v", perftestPort, r)
+	}
+	c := run(t, 4*time.Minute, "ibv_rc_pingpong", "-d", "rxe0", "-g", ga, "10.9.1.2")
+	if c.Code != 0 || !strings.Contains(c.Stdout, "8192000 bytes in ") || !strings.Contains(c.Stdout, "1000 iters in ") {
+		t.Errorf("ibv_rc_pingpong -g %s 10.9.1.2 against B's serve: exit %d\n%s%s", ga, c.Code, c.Stdout, c.Stderr)
+	}
+	ours := run(t, 4*time.Minute, rdmactl, "pingpong", "rc", "-d", "rxe0", "-g", "auto", "10.9.1.2")
+	if ours.Code != 0 || !strings.Contains(ours.Stdout, "1000 iters in ") {
+		t.Errorf("rdmactl pingpong rc -g auto 10.9.1.2 against B's serve: exit %d\n%s%s", ours.Code, ours.Stdout, ours.Stderr)
+	}
+	sm := run(t, 4*time.Minute, rdmactl, "smoke", "10.9.1.2", "--pingpong", "--json", "--timeout", "3m")
+	if pp := smokeChecks(t, sm)["pingpong"]; sm.Code != 0 || !pp.OK {
+		t.Errorf("smoke --pingpong A -> B: exit %d, pingpong check %+v\n%s%s", sm.Code, pp, sm.Stdout, sm.Stderr)
+	}
+
+	if r := run(t, time.Minute, "sh", "-c", "modprobe sch_netem && tc qdisc add dev eth0 root netem delay 20ms"); r.Code != 0 {
+		t.Fatalf("netem on A: %+v", r)
+	}
+	slow := run(t, time.Minute, rdmactl, "smoke", "10.9.1.2", "--pingpong", "--json", "--timeout", "3s")
+	if r := run(t, time.Minute, "tc", "qdisc", "del", "dev", "eth0", "root"); r.Code != 0 {
+		t.Errorf("netem off on A: %+v", r)
+	}
+	pp := smokeChecks(t, slow)["pingpong"]
+	if slow.Code != 1 || pp.OK || !regexp.MustCompile(`^timed out after [1-9][0-9]* of 1000 round trips with 10\.9\.1\.2 in `).MatchString(pp.Message) ||
+		!strings.Contains(pp.Hint, "per round trip: the 1000 round trips (serve answers the tool's defaults only) need about ") ||
+		!strings.Contains(pp.Hint, "raise smoke's --timeout above that") {
+		t.Errorf("smoke --pingpong --timeout 3s over a delayed path: exit %d, pingpong check %+v", slow.Code, pp)
+	}
+
+	if r := remote(t, time.Minute, "kill -TERM $(cat "+pidFile+")"); r.Code != 0 {
+		t.Fatalf("cannot stop serve on B: %+v", r)
+	}
+	stopped := run(t, 2*time.Minute, labRemote, "--wait", "servepp", "60")
+	if n := logLines(stopped.Stdout); stopped.Code != 0 || n["pingpong_rc ok"] != 3 || n["pingpong_rc FAILED"] != 1 {
+		t.Errorf("serve on B: exit %d, want 3 pingpong_rc ok lines and the timed-out one failed; log:\n%s%s", stopped.Code, stopped.Stdout, stopped.Stderr)
+	}
+	if r := remote(t, time.Minute, "rdma res show qp | grep -v 'type GSI'"); strings.TrimSpace(r.Stdout) != "" {
+		t.Errorf("serve on B left QPs:\n%s", r.Stdout)
+	}
+}

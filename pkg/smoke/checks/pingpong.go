@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/pingpong"
+	"github.com/rdmactl/rdmactl/pkg/serve"
 	"github.com/rdmactl/rdmactl/pkg/smoke"
 )
 
@@ -68,6 +69,10 @@ func timedOut(doc pingpong.Document, peer string) (message, hint string) {
 	}
 	each := time.Duration(st.ElapsedSeconds / float64(st.RoundTrips) * float64(time.Second))
 	need := (each * time.Duration(doc.Iters)).Round(time.Second)
-	return message, fmt.Sprintf("%v per round trip: the %d round trips (serve answers the tool's defaults only) need about %v: raise smoke's --timeout above that",
+	hint = fmt.Sprintf("%v per round trip: the %d round trips (serve answers the tool's defaults only) need about %v: raise smoke's --timeout above that",
 		each.Round(10*time.Microsecond), doc.Iters, need)
+	if need >= serve.DefaultTimeout {
+		hint += fmt.Sprintf(", and serve's --timeout on %s (%v unless set), which bounds its side", peer, serve.DefaultTimeout)
+	}
+	return message, hint
 }

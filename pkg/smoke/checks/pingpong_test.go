@@ -65,6 +65,10 @@ func TestPingpongCheckTimedOut(t *testing.T) {
 	if hint != "29.47ms per round trip: the 1000 round trips (serve answers the tool's defaults only) need about 29s: raise smoke's --timeout above that" {
 		t.Errorf("hint %q", hint)
 	}
+	doc.Stopped.RoundTrips = 100
+	if _, hint := timedOut(doc, "10.9.1.2"); !strings.HasSuffix(hint, "need about 1m40s: raise smoke's --timeout above that, and serve's --timeout on 10.9.1.2 (30s unless set), which bounds its side") {
+		t.Errorf("hint beyond serve's default bound %q", hint)
+	}
 	doc.Stopped.RoundTrips = 0
 	if msg, hint := timedOut(doc, "10.9.1.2"); msg != "timed out after 0 of 1000 round trips with 10.9.1.2 in 10s" || !strings.HasPrefix(hint, "no round trip completed: ") {
 		t.Errorf("no round trip: %q, %q", msg, hint)
