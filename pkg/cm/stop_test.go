@@ -10,7 +10,7 @@ import (
 )
 
 // A server that no client reaches, with no --timeout, ends when its
-// context does, its waits looking at ctx instead of an Options.Stop.
+// context does: its waits look at ctx.
 func TestServerEndsWhenItsContextEnds(t *testing.T) {
 	for _, tool := range []string{"ucmatose", "udaddy", "rdma_server"} {
 		t.Run(tool, func(t *testing.T) {

@@ -46,7 +46,7 @@ type listener struct {
 
 func (r *runner) newListener(ec rdma.EventChannel, id rdma.CMID) *listener {
 	l := &listener{id: id, ec: ec}
-	l.machine = machine{server: true, state: Idle, errOut: r.o.ErrOut}
+	l.machine = machine{server: true, state: Idle, errOut: r.o.IO.ErrOut}
 	if r.o.Debug {
 		l.debug = func(s string) { _, _ = r.out.Write([]byte(s)) }
 	}
