@@ -179,11 +179,10 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 		return ret
 	}
 	l := r.newListener(ec, id)
-	// With --json a -P server stops on SIGINT/SIGTERM so that it ends with
-	// its document; otherwise the signals keep their default effect, as
-	// in rping.
+	// With --json a -P server stops when the run's context ends (SIGINT,
+	// SIGTERM) so that it ends with its document.
 	stop := new(atomic.Bool)
-	if r.o.JSON {
+	if r.o.EndsOnInterrupt() {
 		defer r.flagOnInterrupt(stop)()
 	}
 	// Like rping, returning ends the process: connections still running
