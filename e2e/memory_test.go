@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/ping"
 )
 
@@ -88,8 +90,8 @@ func medianKiB(kib []int) int {
 func pingInProcess(port, count int) error {
 	var out, errOut bytes.Buffer
 	o := &ping.Options{CM: cgoverbs.Stack{}, Mode: ping.ModeClient, Addr: "10.9.0.1", Port: port, Count: count, Size: ping.DefaultSize,
-		Validate: true, Timeout: 30 * time.Second, Out: &out, ErrOut: &errOut}
-	if err := ping.Run(o); err != nil {
+		Validate: true, Timeout: 30 * time.Second, IO: cli.Test(nil, &out, &errOut)}
+	if err := ping.Run(context.Background(), o); err != nil {
 		return fmt.Errorf("%v: %s%s", err, out.String(), errOut.String())
 	}
 	return nil

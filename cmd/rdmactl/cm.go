@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -75,14 +76,16 @@ the hint line and --json are rdmactl's.`,
 				return cli.Usagef("invalid --timeout %v: must not be negative", o.Timeout)
 			}
 			o.JSON = f.JSON
-			o.Out, o.ErrOut = f.IO.Out, f.IO.ErrOut
+			o.IO = f.IO
 			if f.RDMA != nil {
 				o.CM = f.RDMA()
 			}
 			if runF != nil {
 				return runF(o)
 			}
-			return cm.Run(o)
+			// The C tools keep SIGINT's default effect: a context no
+			// signal cancels.
+			return cm.Run(context.Background(), o)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

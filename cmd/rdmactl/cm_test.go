@@ -24,7 +24,7 @@ func runCMCmd(t *testing.T, args ...string) (*cm.Options, string, string, error)
 	cmd.SetErr(&errOut)
 	err := cmd.Execute()
 	if got != nil {
-		got.Out, got.ErrOut, got.CM = nil, nil, nil
+		got.IO, got.CM = nil, nil
 	}
 	return got, out.String(), errOut.String(), err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,7 @@ prints them (same output, messages and exit codes), or as JSON with --json.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return devinfo.Run(opts)
+			return devinfo.Run(context.Background(), opts)
 		},
 	}
 	// ibv_devinfo exits 255 on an option it does not know (getopt, then

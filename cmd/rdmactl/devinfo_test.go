@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,7 +92,7 @@ func TestDevinfoArgsLikeIBVDevinfo(t *testing.T) {
 			}
 			var out, errOut bytes.Buffer
 			opts.Source, opts.IO = src, cli.Test(nil, &out, &errOut)
-			err = devinfo.Run(opts)
+			err = devinfo.Run(context.Background(), opts)
 			status, _ := strconv.Atoi(strings.TrimSpace(read("status")))
 			if out.String() != read("stdout") || errOut.String() != read("stderr") || cli.ExitCode(err) != status {
 				t.Errorf("%q parsed as %+v: stdout/stderr/exit differ from ibv_devinfo's\nstdout:\n%s\nstderr: %q exit %d",

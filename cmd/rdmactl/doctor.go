@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -25,7 +26,7 @@ func newCmdDoctor(f *cli.Factory, runF func(*doctor.Options) error) *cobra.Comma
 			if runF != nil {
 				return runF(opts)
 			}
-			return doctor.Run(opts)
+			return doctor.Run(context.Background(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.IP, "ip", "", "check only this address (local, or a peer reached through the routing table)")

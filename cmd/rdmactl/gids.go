@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -46,7 +47,7 @@ With --ip, print only the index of the GID that carries ADDR: the GID index
 			if runF != nil {
 				return runF(opts)
 			}
-			return gids.Run(opts)
+			return gids.Run(context.Background(), opts)
 		},
 	}
 	cli.ReadsConfig(cmd, map[string]string{cli.KeyDevice: "ib-dev", cli.KeyIBPort: "ib-port"})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"syscall"
@@ -57,16 +58,23 @@ rather than a hang. On failure a one-line hint names the likely cause.`,
 				opts.Wait = pollwait.NoSpin
 			}
 			opts.JSON = f.JSON
-			opts.Out, opts.ErrOut = f.IO.Out, f.IO.ErrOut
+			opts.IO = f.IO
 			if f.RDMA != nil {
 				opts.CM = f.RDMA()
 			}
 			opts.Counters = counterSource(f)
-			opts.Interrupted = f.Interrupted
 			if runF != nil {
 				return runF(opts)
 			}
-			return ping.Run(opts)
+			// Only the runs that end cleanly on SIGINT/SIGTERM catch
+			// them; the others keep their default effect, as in rping.
+			ctx := context.Background()
+			if opts.EndsOnInterrupt() {
+				var stop context.CancelFunc
+				ctx, stop = f.Interrupted()
+				defer stop()
+			}
+			return ping.Run(ctx, opts)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

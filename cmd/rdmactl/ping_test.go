@@ -35,7 +35,7 @@ func TestPingRpingFlags(t *testing.T) {
 	}
 	want := ping.Options{Mode: ping.ModeClient, Addr: "10.9.0.1", AddrGiven: true, Source: "10.9.0.2", Port: 9999, Count: 3, Size: 1000,
 		Verbose: true, Validate: true, Debug: true, Persistent: true, SelfQP: true}
-	o.Out, o.ErrOut = nil, nil
+	o.IO = nil
 	if !reflect.DeepEqual(*o, want) {
 		t.Fatalf("options %+v\nwant    %+v", *o, want)
 	}

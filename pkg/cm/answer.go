@@ -2,6 +2,7 @@ package cm
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -147,15 +149,15 @@ type Result struct {
 // Answer runs the server side of the request's tool (udaddy, ucmatose
 // or rdma_server) for this one client, with the tools' default message
 // count and size, each wait bounded by timeout, until the client is done
-// or stop closes. It releases everything it made.
-func (r *Request) Answer(timeout time.Duration, stop <-chan struct{}) Result {
+// or ctx ends. It releases everything it made.
+func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 	if r.err != nil {
 		r.release()
 		return Result{Error: r.err.Error()}
 	}
 	var errOut bytes.Buffer
 	o := &Options{Tool: r.Tool, Connections: 1, Count: DefaultCount, Size: DefaultSize, PortSpace: rdma.PortSpaceTCP,
-		Timeout: timeout, Stop: stop, Out: io.Discard, ErrOut: &errOut, CM: r.cm}
+		Timeout: timeout, IO: cli.Test(nil, io.Discard, &errOut), CM: r.cm, done: ctx.Done()}
 	var (
 		ret      int
 		fail     failure

@@ -1,6 +1,7 @@
 package cm
 
 import (
+	"context"
 	"net/netip"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func answerOne(t *testing.T, f *rdmatest.Fabric, ps rdma.PortSpace, port int, cl
 			t.Fatalf("no connect request after 5s (client %+v)", <-done)
 		}
 	}
-	res := req.Answer(5*time.Second, nil)
+	res := req.Answer(context.Background(), 5*time.Second)
 	return req, res, <-done
 }
 
@@ -107,10 +108,11 @@ func TestAnswerEndsWhenStopCloses(t *testing.T) {
 	if err != nil || req == nil {
 		t.Fatalf("no request: %v", err)
 	}
-	stop := make(chan struct{})
-	time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	res := req.Answer(time.Minute, stop)
+	res := req.Answer(ctx, time.Minute)
 	if res.OK || !strings.Contains(res.Error, "server shutting down") || res.Hint != "" {
 		t.Errorf("answer %+v", res)
 	}
@@ -174,7 +176,7 @@ func TestAnswerOfAClientWithOtherCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := req.Answer(300*time.Millisecond, nil)
+	res := req.Answer(context.Background(), 300*time.Millisecond)
 	<-done
 	if res.OK || !strings.Contains(res.Error, "timed out") || !strings.Contains(res.Hint, "-C 10 -S 100") {
 		t.Errorf("answer %+v", res)

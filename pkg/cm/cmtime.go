@@ -106,7 +106,7 @@ func (c *cmtime) finish(ret int) error {
 			}
 			doc.Error = &cli.ErrorBody{Message: c.fail.message(), Hint: hint, Code: code}
 		}
-		_ = cli.WriteJSON(c.o.Out, doc)
+		_ = cli.WriteJSON(c.o.IO.Out, doc)
 	} else {
 		if !c.timed && c.o.Server != "" {
 			var b strings.Builder

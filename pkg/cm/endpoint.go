@@ -220,7 +220,7 @@ func (e *endpoint) finish(ret int, role string) error {
 				doc.Error.Message = "end " + strconv.Itoa(ret)
 			}
 		}
-		_ = cli.WriteJSON(e.o.Out, doc)
+		_ = cli.WriteJSON(e.o.IO.Out, doc)
 	} else if hint != "" {
 		e.out.errorf("hint: %s\n", hint)
 	}

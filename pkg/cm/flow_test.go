@@ -1,6 +1,7 @@
 package cm
 
 import (
+	"context"
 	"encoding/json"
 	"net/netip"
 	"strings"
@@ -50,8 +51,8 @@ func options(stack rdma.CM, tool string, mod func(o *Options)) *Options {
 
 func run(o *Options) result {
 	var out, errOut strings.Builder
-	o.Out, o.ErrOut = &out, &errOut
-	err := Run(o)
+	o.IO = cli.Test(nil, &out, &errOut)
+	err := Run(context.Background(), o)
 	return result{out.String(), errOut.String(), cli.ExitCode(err)}
 }
 
@@ -59,8 +60,8 @@ func runTool(t *testing.T, stack rdma.CM, tool string, mod func(o *Options)) (st
 	t.Helper()
 	var out, errOut strings.Builder
 	o := options(stack, tool, mod)
-	o.Out, o.ErrOut = &out, &errOut
-	err := Run(o)
+	o.IO = cli.Test(nil, &out, &errOut)
+	err := Run(context.Background(), o)
 	return out.String(), errOut.String(), err
 }
 
@@ -440,7 +441,7 @@ func TestMckeyUnmappedNeedsBind(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	if err := Run(&Options{Tool: "rping"}); err == nil || !strings.Contains(err.Error(), `unknown rdma_cm tool "rping"`) {
+	if err := Run(context.Background(), &Options{Tool: "rping"}); err == nil || !strings.Contains(err.Error(), `unknown rdma_cm tool "rping"`) {
 		t.Errorf("%v", err)
 	}
 }

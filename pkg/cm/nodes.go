@@ -140,7 +140,7 @@ func (t *nodeTest) finish(status int, completed bool) error {
 				doc.Error.Message = fmt.Sprintf("return status %d", status)
 			}
 		}
-		_ = cli.WriteJSON(t.o.Out, doc)
+		_ = cli.WriteJSON(t.o.IO.Out, doc)
 	} else if hint != "" {
 		t.out.errorf("hint: %s\n", hint)
 	}
@@ -542,7 +542,7 @@ func (t *nodeTest) pollCQs(recv bool) int {
 				return -int(errnoOf(err))
 			}
 			done += got
-			if got == 0 && t.o.Stop != nil {
+			if got == 0 && t.o.done != nil {
 				if t.o.stopped() {
 					t.fail.noteCall(errStopped)
 					return -1
@@ -729,8 +729,10 @@ func (t *nodeTest) exchange(listen rdma.CMID) int {
 }
 
 func (t *nodeTest) udServer() int {
+	// As udaddy, a failed wait for events goes on to the transfers; a
+	// run whose context ended does not.
 	t.connectEvents()
-	if t.timedOut {
+	if t.timedOut || t.o.stopped() {
 		return 1
 	}
 	if t.count == 0 {

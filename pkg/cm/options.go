@@ -5,9 +5,9 @@
 package cm
 
 import (
-	"io"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -43,10 +43,11 @@ type Options struct {
 	Retries     int    // cmtime -r
 	TimeoutMs   int    // cmtime -t
 	Timeout     time.Duration
-	// Stop, when it closes, ends the run's waits: a responder answering
-	// one client (Request.Answer) shuts down.
-	Stop        <-chan struct{}
 	JSON        bool
-	Out, ErrOut io.Writer
+	IO          *cli.IOStreams
 	CM          rdma.CM
+
+	// done is the run's ctx.Done(): when it closes the waits end (nil:
+	// never, and waits are not sliced to look at it).
+	done <-chan struct{}
 }

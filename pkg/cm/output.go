@@ -20,7 +20,7 @@ type output struct {
 }
 
 func newOutput(o *Options) *output {
-	return &output{out: o.Out, errOut: o.ErrOut, json: o.JSON, lines: []string{}}
+	return &output{out: o.IO.Out, errOut: o.IO.ErrOut, json: o.JSON, lines: []string{}}
 }
 
 func (o *output) printf(format string, args ...any) {

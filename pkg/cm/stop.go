@@ -7,10 +7,10 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// errStopped ends a wait whose Options.Stop closed.
+// errStopped ends a wait whose run's context ended.
 var errStopped = errors.New("server shutting down")
 
-// stopPoll is how often a wait looks at Options.Stop; responderPollGap
+// stopPoll is how often a wait looks at the run's context; responderPollGap
 // is the pause between a responder's empty CQ polls, so that a silent
 // client does not hold a core.
 const (
@@ -20,7 +20,7 @@ const (
 
 func (o *Options) stopped() bool {
 	select {
-	case <-o.Stop:
+	case <-o.done:
 		return true
 	default:
 		return false
@@ -28,10 +28,11 @@ func (o *Options) stopped() bool {
 }
 
 // wait calls once(d) until it returns something other than
-// rdma.ErrTimeout or timeout (negative: none) passed; with Options.Stop it
-// waits in slices of stopPoll and gives errStopped once Stop closed.
+// rdma.ErrTimeout or timeout (negative: none) passed; when the run's
+// context can end it waits in slices of stopPoll and gives errStopped once
+// it has.
 func (o *Options) wait(timeout time.Duration, once func(time.Duration) error) error {
-	if o.Stop == nil {
+	if o.done == nil {
 		return once(timeout)
 	}
 	var deadline time.Time

@@ -2,6 +2,7 @@ package devinfo_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -47,7 +48,7 @@ var caseOptions = map[string]devinfo.Options{
 // run and runDevices call the commands with a source and two streams.
 func run(src devinfo.Source, opts devinfo.Options, out, errOut io.Writer) error {
 	opts.Source, opts.IO = src, cli.Test(nil, out, errOut)
-	return devinfo.Run(&opts)
+	return devinfo.Run(context.Background(), &opts)
 }
 
 func runDevices(src devinfo.Source, opts devinfo.DevicesOptions, out, errOut io.Writer) error {

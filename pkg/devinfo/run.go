@@ -2,6 +2,7 @@ package devinfo
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,7 @@ Options:
 // writes, to the same streams, and ends with its exit status. With JSON it
 // writes the same data as one JSON document and fails with rdmactl's own
 // one-line errors and exit codes instead.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	src, out, errOut := opts.Source, opts.IO.Out, opts.IO.ErrOut
 	if opts.JSON {
 		return runJSON(src, *opts, out)

@@ -4,6 +4,7 @@
 package doctor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -31,7 +32,7 @@ type Options struct {
 
 // Run gathers the facts, runs the checks and prints one line per check.
 // It fails (exit 1) when any check fails.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	var target netip.Addr
 	if opts.IP != "" {
 		a, err := netip.ParseAddr(opts.IP)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/netip"
 	"strings"
@@ -17,7 +18,7 @@ func runOn(t *testing.T, fixture string, opts Options) (string, error) {
 	out := &bytes.Buffer{}
 	opts.IO = cli.Test(nil, out, &bytes.Buffer{})
 	opts.Gather = func(netip.Addr) *Facts { return f }
-	err := Run(&opts)
+	err := Run(context.Background(), &opts)
 	return out.String(), err
 }
 
@@ -94,7 +95,7 @@ func TestRunPassesIPToGather(t *testing.T) {
 	var got netip.Addr
 	opts := Options{IO: cli.Test(nil, &bytes.Buffer{}, &bytes.Buffer{}), IP: "::ffff:10.9.0.1",
 		Gather: func(a netip.Addr) *Facts { got = a; return &Facts{} }}
-	_ = Run(&opts)
+	_ = Run(context.Background(), &opts)
 	if got != netip.MustParseAddr("10.9.0.1") {
 		t.Errorf("gathered for %v, want 10.9.0.1", got)
 	}

@@ -3,6 +3,7 @@ package gids_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -22,7 +23,7 @@ import (
 // run calls the command with a source and streams.
 func run(src devinfo.Source, opts gids.Options, ios *cli.IOStreams) error {
 	opts.Source, opts.IO = src, ios
-	return gids.Run(&opts)
+	return gids.Run(context.Background(), &opts)
 }
 
 func labSource(t *testing.T) *devinfotest.Source {

@@ -1,6 +1,7 @@
 package gids
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -27,7 +28,7 @@ type Options struct {
 
 // Run is `rdmactl gids`: the show_gids table with the GIDs to use marked,
 // or with --ip only the index of the GID that carries that address.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	src, ios := opts.Source, opts.IO
 	var port uint8
 	if opts.Port != "" {

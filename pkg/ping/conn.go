@@ -122,7 +122,7 @@ func newConn(o *Options, out *stdout, server bool, id rdma.CMID, ec rdma.EventCh
 	// vCPUs two loaded boots showed -S 64 slower with them (unconfirmed).
 	rawWaits := !o.Persistent && pollwait.AvailableCPUs() == 1
 	c := &conn{o: o, out: out, id: id, ec: ec, waiter: newWaiter(o.Wait, o.trace, rawWaits)}
-	c.machine = machine{server: server, state: Idle, errOut: o.ErrOut}
+	c.machine = machine{server: server, state: Idle, errOut: o.IO.ErrOut}
 	if o.Debug {
 		c.debug = func(s string) { _, _ = out.Write([]byte(s)) }
 	}

@@ -2,6 +2,7 @@ package ping
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -50,10 +51,12 @@ type outcome struct {
 	code     int
 }
 
-func runOne(o Options) outcome {
+func runOne(o Options) outcome { return runIn(context.Background(), o) }
+
+func runIn(ctx context.Context, o Options) outcome {
 	var out, errOut bytes.Buffer
-	o.Out, o.ErrOut = &out, &errOut
-	err := Run(&o)
+	o.IO = cli.Test(nil, &out, &errOut)
+	err := Run(ctx, &o)
 	return outcome{out.String(), errOut.String(), cli.ExitCode(err)}
 }
 
@@ -62,6 +65,12 @@ var nextTestPort = 7400
 // pair runs a server with srv's options and, once it listens, a client
 // with cli's, over n; both get the same fresh port.
 func pair(t *testing.T, f *rdmatest.Fabric, srv, cli Options) (s, c outcome) {
+	t.Helper()
+	return pairIn(t, f, context.Background(), srv, cli)
+}
+
+// pairIn is pair with the client's run in ctx.
+func pairIn(t *testing.T, f *rdmatest.Fabric, ctx context.Context, srv, cli Options) (s, c outcome) {
 	t.Helper()
 	nextTestPort++
 	srv.Port, cli.Port = nextTestPort, nextTestPort
@@ -77,7 +86,7 @@ func pair(t *testing.T, f *rdmatest.Fabric, srv, cli Options) (s, c outcome) {
 			t.Fatal("server never listened")
 		}
 	}
-	c = runOne(cli)
+	c = runIn(ctx, cli)
 	select {
 	case s = <-done:
 	case <-time.After(10 * time.Second):

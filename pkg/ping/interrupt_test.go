@@ -8,14 +8,13 @@ import (
 	"time"
 )
 
-// interruptAfter is an Options.Interrupted whose context is cancelled
-// after d, as SIGINT would cancel it.
-func interruptAfter(d time.Duration) func() (context.Context, context.CancelFunc) {
-	return func() (context.Context, context.CancelFunc) {
-		ctx, cancel := context.WithCancel(context.Background())
-		t := time.AfterFunc(d, cancel)
-		return ctx, func() { t.Stop(); cancel() }
-	}
+// interruptAfter is a context cancelled after d, as SIGINT would cancel
+// rdmactl's.
+func interruptAfter(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(d, cancel)
+	t.Cleanup(func() { timer.Stop(); cancel() })
+	return ctx
 }
 
 // An endless --stats client ends cleanly on an interrupt and prints its
@@ -23,8 +22,7 @@ func interruptAfter(d time.Duration) func() (context.Context, context.CancelFunc
 func TestInterruptedStatsClientPrintsItsSummary(t *testing.T) {
 	f, _ := newFabric()
 	cl := opts("-a", "10.9.0.1", "--stats", true)
-	cl.Interrupted = interruptAfter(100 * time.Millisecond)
-	_, c := pair(t, f, opts("-a", "10.9.0.1"), cl)
+	_, c := pairIn(t, f, interruptAfter(t, 100*time.Millisecond), opts("-a", "10.9.0.1"), cl)
 	if c.code != 0 || !strings.Contains(c.out, "--- 10.9.0.1 ping statistics ---") {
 		t.Fatalf("client %+v", c)
 	}
@@ -37,9 +35,9 @@ func TestInterruptedPersistentJSONServerWritesItsDocument(t *testing.T) {
 	srv.Persistent = true
 	nextTestPort++
 	srv.Mode, srv.Port, srv.CM = ModeServer, nextTestPort, f
-	srv.Interrupted = interruptAfter(300 * time.Millisecond)
+	ctx := interruptAfter(t, 300*time.Millisecond)
 	done := make(chan outcome, 1)
-	go func() { done <- runOne(srv) }()
+	go func() { done <- runIn(ctx, srv) }()
 	select {
 	case s := <-done:
 		var rep ServerReport
@@ -48,5 +46,27 @@ func TestInterruptedPersistentJSONServerWritesItsDocument(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the interrupted server still runs")
+	}
+}
+
+// The runs that end cleanly on an interrupt are those that have
+// something to print at the end; the others leave SIGINT its default
+// effect, as rping does.
+func TestEndsOnInterruptOnlyWithSomethingToPrint(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want bool
+	}{
+		{Options{Mode: ModeClient}, false},
+		{Options{Mode: ModeClient, Stats: true}, true},
+		{Options{Mode: ModeClient, JSON: true}, true},
+		{Options{Mode: ModeServer, Stats: true}, false},
+		{Options{Mode: ModeServer, JSON: true}, false},
+		{Options{Mode: ModeServer, Persistent: true}, false},
+		{Options{Mode: ModeServer, Persistent: true, JSON: true}, true},
+	} {
+		if got := c.o.EndsOnInterrupt(); got != c.want {
+			t.Errorf("%+v: EndsOnInterrupt %v, want %v", c.o, got, c.want)
+		}
 	}
 }

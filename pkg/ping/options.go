@@ -1,10 +1,9 @@
 package ping
 
 import (
-	"context"
-	"io"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -42,20 +41,31 @@ type Options struct {
 	trace *pollwait.Trace // $RDMACTL_WAIT_TRACE: every wait, to record the policy's test traces
 	probe *Outcome        // Probe's: the outcome is handed back, not printed
 
-	Out, ErrOut io.Writer
+	IO *cli.IOStreams
 
 	// Counters are the port counters a client run with --stats or --json
 	// reads before and after, to say which error counters rose; nil reads
 	// none.
 	Counters counters.Source
-	// Interrupted gives the context SIGINT/SIGTERM cancel, asked for only
-	// where a run ends cleanly on them (--stats, --json); nil means
-	// cli.NotifyInterrupt.
-	Interrupted func() (context.Context, context.CancelFunc)
 
 	// CM is the RDMA connection manager and verbs to ping over: the
 	// factory's stack in rdmactl, a fake in tests.
 	CM rdma.CM
+}
+
+// EndsOnInterrupt says whether the end of Run's context ends the run
+// cleanly, with its statistics or document: a client with --stats or
+// --json, a -P server with --json. Other runs do not look at it, and
+// rdmactl gives them a context no signal cancels, so that SIGINT and
+// SIGTERM keep their default effect, as in rping.
+func (o *Options) EndsOnInterrupt() bool {
+	switch o.Mode {
+	case ModeClient:
+		return o.Stats || o.JSON
+	case ModeServer:
+		return o.Persistent && o.JSON
+	}
+	return false
 }
 
 // Atoi converts s as C's atoi does: optional blanks and sign, then digits

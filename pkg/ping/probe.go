@@ -1,8 +1,10 @@
 package ping
 
 import (
+	"context"
 	"io"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -17,15 +19,17 @@ type Outcome struct {
 
 // Probe runs rping's client with rdmactl's verdict (every ping done, each
 // echo validated) and returns its outcome. rping's own lines and the hint
-// go to o.ErrOut (nil: nowhere); nothing is printed on o.Out.
-func Probe(o Options) Outcome {
+// go to o.IO.ErrOut (o.IO nil: nowhere); nothing is printed on o.IO.Out.
+// The end of ctx stops the pings, as an interrupt stops a --stats client.
+func Probe(ctx context.Context, o Options) Outcome {
 	var out Outcome
 	o.Mode, o.JSON, o.Stats, o.Validate = ModeClient, false, false, true
-	o.Out = io.Discard
-	if o.ErrOut == nil {
-		o.ErrOut = io.Discard
+	errOut := io.Discard
+	if o.IO != nil {
+		errOut = o.IO.ErrOut
 	}
+	o.IO = cli.Test(nil, io.Discard, errOut)
 	o.probe = &out
-	_ = Run(&o)
+	_ = Run(ctx, &o)
 	return out
 }

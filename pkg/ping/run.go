@@ -9,6 +9,7 @@
 package ping
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -28,13 +29,14 @@ const (
 
 // Run pings as o says. Its error carries rping's exit code; rping's own
 // messages are already printed, so the error is silent unless rdmactl
-// adds its own (timeouts).
-func Run(o *Options) error {
-	r := &runner{o: o}
+// adds its own (timeouts). Where o.EndsOnInterrupt, the end of ctx stops
+// the pings as SIGINT stops ping(8)'s.
+func Run(ctx context.Context, o *Options) error {
+	r := &runner{ctx: ctx, o: o}
 	r.served.enabled = o.JSON && o.Mode == ModeServer
-	stdoutW := o.Out
+	stdoutW := o.IO.Out
 	if o.JSON {
-		stdoutW = o.ErrOut // stdout carries the JSON document alone
+		stdoutW = o.IO.ErrOut // stdout carries the JSON document alone
 	}
 	r.out = newStdout(stdoutW)
 	defer r.out.Flush()
@@ -55,6 +57,7 @@ func Run(o *Options) error {
 }
 
 type runner struct {
+	ctx  context.Context // its end interrupts the runs that catch SIGINT
 	o    *Options
 	out  *stdout
 	peer string // "addr port" for hints
@@ -73,7 +76,7 @@ type runner struct {
 	connected           bool // the client got as far as pinging
 }
 
-func (r *runner) errorf(format string, args ...any) { fmt.Fprintf(r.o.ErrOut, format, args...) }
+func (r *runner) errorf(format string, args ...any) { fmt.Fprintf(r.o.IO.ErrOut, format, args...) }
 
 // run returns rping's main() return value.
 func (r *runner) run() int {
@@ -165,9 +168,9 @@ func (r *runner) keep(c *conn) {
 	}
 }
 
-// catchInterrupt makes SIGINT/SIGTERM end the pings cleanly so that the
-// statistics get printed; without --stats/--json the signals keep their
-// default effect, as in rping.
+// catchInterrupt makes the end of the run's context (SIGINT, SIGTERM)
+// end the pings cleanly so that the statistics get printed; without
+// --stats/--json the run does not look at it.
 func (r *runner) catchInterrupt(c *conn) func() {
 	if r.stats == nil {
 		return func() {}

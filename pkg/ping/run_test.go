@@ -2,6 +2,7 @@ package ping
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -19,8 +20,8 @@ func TestRunRejectsBadValuesLikeRping(t *testing.T) {
 		{Options{Mode: ModeServer, Size: 64, Count: -1}, "Invalid count -1\n"},
 	} {
 		var out, errOut bytes.Buffer
-		c.o.Out, c.o.ErrOut = &out, &errOut
-		err := Run(&c.o)
+		c.o.IO = cli.Test(nil, &out, &errOut)
+		err := Run(context.Background(), &c.o)
 		if cli.ExitCode(err) != 22 || !cli.IsSilent(err) {
 			t.Errorf("%+v: exit %d silent %v, want 22", c.o, cli.ExitCode(err), cli.IsSilent(err))
 		}
@@ -33,8 +34,8 @@ func TestRunRejectsBadValuesLikeRping(t *testing.T) {
 func TestRunBoundarySizesPassTheCheck(t *testing.T) {
 	for _, size := range []int{MinSize, MaxSize} {
 		var out, errOut bytes.Buffer
-		o := Options{Mode: ModeClient, Size: size, Addr: "no.such.host.invalid", Out: &out, ErrOut: &errOut, CM: fabric()}
-		_ = Run(&o) // fails later, at the name lookup
+		o := Options{Mode: ModeClient, Size: size, Addr: "no.such.host.invalid", IO: cli.Test(nil, &out, &errOut), CM: fabric()}
+		_ = Run(context.Background(), &o) // fails later, at the name lookup
 		if bytes.Contains(errOut.Bytes(), []byte("Invalid size")) {
 			t.Errorf("size %d rejected", size)
 		}

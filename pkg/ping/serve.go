@@ -36,8 +36,8 @@ type Session struct {
 func Serve(ctx context.Context, o *Options, admit func(peer netip.Addr) (leave func(), err error), ready func(), done func(Session)) error {
 	quiet := *o
 	quiet.Mode, quiet.Persistent, quiet.Verbose, quiet.Debug, quiet.Stats, quiet.JSON = ModeServer, true, false, false, false, false
-	quiet.Out, quiet.ErrOut = io.Discard, io.Discard
-	r := &runner{o: &quiet, out: newStdout(io.Discard)}
+	quiet.IO = cli.Test(nil, io.Discard, io.Discard)
+	r := &runner{ctx: ctx, o: &quiet, out: newStdout(io.Discard)}
 	r.dst = netip.IPv4Unspecified()
 	if o.Addr != "" {
 		ip, err := o.CM.LookupHost(o.Addr)
@@ -87,8 +87,8 @@ func Serve(ctx context.Context, o *Options, admit func(peer netip.Addr) (leave f
 		start := time.Now()
 		var errBuf bytes.Buffer
 		co := quiet
-		co.ErrOut = &errBuf
-		cr := &runner{o: &co, out: r.out}
+		co.IO = cli.Test(nil, io.Discard, &errBuf)
+		cr := &runner{ctx: ctx, o: &co, out: r.out}
 		c, err := cr.adopt(child)
 		if err != nil {
 			_ = child.Close()

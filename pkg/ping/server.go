@@ -46,7 +46,7 @@ type listener struct {
 
 func (r *runner) newListener(ec rdma.EventChannel, id rdma.CMID) *listener {
 	l := &listener{id: id, ec: ec}
-	l.machine = machine{server: true, state: Idle, errOut: r.o.ErrOut}
+	l.machine = machine{server: true, state: Idle, errOut: r.o.IO.ErrOut}
 	if r.o.Debug {
 		l.debug = func(s string) { _, _ = r.out.Write([]byte(s)) }
 	}
@@ -179,11 +179,10 @@ func (r *runner) persistentServer(ec rdma.EventChannel, id rdma.CMID) int {
 		return ret
 	}
 	l := r.newListener(ec, id)
-	// With --json a -P server stops on SIGINT/SIGTERM so that it ends with
-	// its document; otherwise the signals keep their default effect, as
-	// in rping.
+	// With --json a -P server stops when the run's context ends (SIGINT,
+	// SIGTERM) so that it ends with its document.
 	stop := new(atomic.Bool)
-	if r.o.JSON {
+	if r.o.EndsOnInterrupt() {
 		defer r.flagOnInterrupt(stop)()
 	}
 	// Like rping, returning ends the process: connections still running

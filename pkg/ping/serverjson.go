@@ -72,22 +72,13 @@ func (r *runner) writeServerReport(code int, hint string) bool {
 	case !rep.OK:
 		rep.Error = &cli.ErrorBody{Message: "a client's session failed (see clients)", Code: cli.ExitFailed}
 	}
-	_ = cli.WriteJSON(r.o.Out, rep)
+	_ = cli.WriteJSON(r.o.IO.Out, rep)
 	return code != 0 || rep.OK
 }
 
-// flagOnInterrupt sets flag when the run is interrupted (SIGINT or
-// SIGTERM, through Options.Interrupted), in place of the signals' default
-// effect, until the returned function is called.
+// flagOnInterrupt sets flag when the run's context ends (SIGINT or
+// SIGTERM in rdmactl), until the returned function is called.
 func (r *runner) flagOnInterrupt(flag *atomic.Bool) (release func()) {
-	interrupted := r.o.Interrupted
-	if interrupted == nil {
-		interrupted = cli.NotifyInterrupt
-	}
-	ctx, stop := interrupted()
-	unregister := context.AfterFunc(ctx, func() { flag.Store(true) })
-	return func() {
-		unregister()
-		stop()
-	}
+	unregister := context.AfterFunc(r.ctx, func() { flag.Store(true) })
+	return func() { unregister() }
 }

@@ -82,7 +82,7 @@ func (r *runner) finish(code int) error {
 			if o.probe != nil {
 				*o.probe = Outcome{Report: rep, Event: r.failure.event, Status: r.failure.status}
 			} else {
-				_ = cli.WriteJSON(o.Out, rep)
+				_ = cli.WriteJSON(o.IO.Out, rep)
 			}
 		} else {
 			writeSummary(r.out, r.dst.WithZone("").String(), res)

@@ -111,7 +111,7 @@ func (cfg Config) answerCM(ctx context.Context, l *cm.Listener, test string) {
 			defer wg.Done()
 			defer g.leave(peer)
 			start := time.Now()
-			res := req.Answer(cfg.Timeout, ctx.Done())
+			res := req.Answer(ctx, cfg.Timeout)
 			cfg.log(Entry{Time: start, Peer: peer, Test: req.Tool, OK: res.OK, Seconds: time.Since(start).Seconds(),
 				Error: res.Error, Hint: res.Hint})
 			cli.SessionEnded()

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"net/netip"
 	"strings"
 	"testing"
@@ -17,11 +18,11 @@ import (
 func runClient(f *rdmatest.Fabric, tool string) (string, int) {
 	var out, errOut strings.Builder
 	o := &cm.Options{Tool: tool, Server: "127.0.0.1", Connections: 1, Count: cm.DefaultCount, Size: cm.DefaultSize,
-		Port: "7471", PortSpace: rdma.PortSpaceTCP, Timeout: 5 * time.Second, CM: f, Out: &out, ErrOut: &errOut}
+		Port: "7471", PortSpace: rdma.PortSpaceTCP, Timeout: 5 * time.Second, CM: f, IO: cli.Test(nil, &out, &errOut)}
 	if tool == "udaddy" {
 		o.PortSpace = rdma.PortSpaceUDP
 	}
-	err := cm.Run(o)
+	err := cm.Run(context.Background(), o)
 	return out.String() + errOut.String(), cli.ExitCode(err)
 }
 

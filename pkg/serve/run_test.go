@@ -26,7 +26,7 @@ func TestRunAnswersEveryClient(t *testing.T) {
 		c.Devices = func(netip.Addr) (string, int) { return "rxe0", 1 }
 	})
 
-	pinged := ping.Probe(ping.Options{CM: f, Addr: "127.0.0.1", Port: b.CMPort, Count: 3, Size: ping.DefaultSize, Timeout: 5 * time.Second})
+	pinged := ping.Probe(context.Background(), ping.Options{CM: f, Addr: "127.0.0.1", Port: b.CMPort, Count: 3, Size: ping.DefaultSize, Timeout: 5 * time.Second})
 	if pinged.Status != 0 || pinged.Report.Completed != 3 {
 		t.Errorf("ping client: %+v", pinged)
 	}

@@ -3,7 +3,9 @@ package checks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/netip"
 	"slices"
@@ -137,12 +139,28 @@ func remaining(ctx context.Context) time.Duration {
 	return max(time.Until(d), time.Second)
 }
 
+// interruptOnly is ctx without its deadline: the run's interrupt ends a
+// check's pings cleanly, as SIGINT ends a --stats client, while an overrun
+// of the check's bound is smoke's to report (smoke.Run), ping's steps
+// being bounded by its own --timeout.
+func interruptOnly(ctx context.Context) (context.Context, context.CancelFunc) {
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	return run, func() { stop(); cancel() }
+}
+
 // ping runs rping's client in-process against the peer's responder.
 func (cfg Config) ping(ctx context.Context, r Route) smoke.Result {
 	var errOut bytes.Buffer
-	outcome := ping.Probe(ping.Options{
+	pctx, stop := interruptOnly(ctx)
+	defer stop()
+	outcome := ping.Probe(pctx, ping.Options{
 		CM: cfg.RDMA, Addr: r.Peer.String(), Port: cfg.CMPort,
-		Count: cfg.Count, Size: ping.DefaultSize, Timeout: remaining(ctx), ErrOut: &errOut,
+		Count: cfg.Count, Size: ping.DefaultSize, Timeout: remaining(ctx), IO: cli.Test(nil, io.Discard, &errOut),
 	})
 	rep := outcome.Report
 	res := smoke.Result{OK: rep.OK && rep.Completed == cfg.Count}

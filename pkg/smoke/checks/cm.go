@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/cm"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/smoke"
@@ -49,12 +50,14 @@ func (cfg Config) cmTool(ctx context.Context, r Route, tool string) smoke.Result
 	var out, errOut bytes.Buffer
 	o := &cm.Options{Tool: tool, Server: r.Peer.String(), Connections: 1, Count: cm.DefaultCount, Size: cm.DefaultSize,
 		Port: strconv.Itoa(cfg.ToolsPort), UDPort: strconv.Itoa(cfg.UDPort), PortSpace: rdma.PortSpaceTCP,
-		Timeout: remainingOr(ctx, 10*time.Second), JSON: true, Out: &out, ErrOut: &errOut, CM: cfg.RDMA}
+		Timeout: remainingOr(ctx, 10*time.Second), JSON: true, IO: cli.Test(nil, &out, &errOut), CM: cfg.RDMA}
 	port, space := cfg.ToolsPort, "rdma_cm port"
 	if tool == "udaddy" {
 		o.PortSpace, port, space = rdma.PortSpaceUDP, cfg.UDPort, "rdma_cm UDP port"
 	}
-	_ = cm.Run(o)
+	// The exchange ends by its own --timeout, not by ctx: an interrupted
+	// or overdue check is smoke's to report (smoke.Run).
+	_ = cm.Run(context.WithoutCancel(ctx), o)
 	var doc cmDocument
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		return smoke.Result{Message: fmt.Sprintf("%s gave no report: %v (%s)", tool, err, firstLine(errOut.String()))}

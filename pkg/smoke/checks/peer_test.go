@@ -55,8 +55,8 @@ func TestPingCheckAgainstAServer(t *testing.T) {
 	const port = 7301
 	done := make(chan error, 1)
 	go func() {
-		done <- ping.Run(&ping.Options{CM: f, Mode: ping.ModeServer, Addr: "127.0.0.1", Port: port, Size: ping.DefaultSize, Timeout: 10 * time.Second,
-			Out: new(strings.Builder), ErrOut: new(strings.Builder)})
+		done <- ping.Run(context.Background(), &ping.Options{CM: f, Mode: ping.ModeServer, Addr: "127.0.0.1", Port: port, Size: ping.DefaultSize, Timeout: 10 * time.Second,
+			IO: cli.Test(nil, new(strings.Builder), new(strings.Builder))})
 	}()
 	for end := time.Now().Add(5 * time.Second); !f.Listening(rdma.PortSpaceTCP, port); time.Sleep(time.Millisecond) {
 		if time.Now().After(end) {
