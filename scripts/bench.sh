@@ -32,12 +32,13 @@
 #         it: cmtime -s against rdmactl cm cmtime -s, both against a C cmtime
 #         server, BENCH_CM_CONNS connections (default 100): the sum of the
 #         steps' us/conn and each step's, best of ROUNDS alternating rounds
-#   perf  (not in the default parts) ib_write_bw<->ib_write_bw against
-#         rdmactl perf write_bw<->rdmactl at 64 KiB (BENCH_PERF_ITERS, default
-#         5000 messages): BW average MB/s and CPU (user+sys of both sides),
-#         and ib_send_lat<->ib_send_lat against rdmactl perf send_lat (adaptive
-#         wait, and --busy-poll): t_typical; ROUNDS alternating rounds, every
-#         round and the best recorded; BENCH_BEFORE runs in the rounds too
+#   perf  (not in the default parts) perftest<->perftest against rdmactl
+#         perf<->rdmactl: write_bw, send_bw (default and -r 2) and read_bw at
+#         64 KiB and atomic_bw (BENCH_PERF_ITERS, default 5000 messages): BW
+#         average MB/s and CPU (user+sys of both sides); send_lat, write_lat
+#         and read_lat (rdmactl with --busy-poll; send_lat also with its
+#         adaptive wait): t_typical; ROUNDS alternating rounds, every round
+#         and the best recorded; BENCH_BEFORE runs in the rounds too
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
 # BENCH_OUT (default bench/results.json) is where the host side writes.
 # Binaries run from the guest's tmpfs. Servers are awaited with
@@ -297,59 +298,70 @@ keep() {
 	fi
 }
 
-# perf_part: write_bw MB/s and send_lat t_typical, perftest against rdmactl
-# perf, alternating, in this boot.
+# perf_part: perftest<->perftest against rdmactl perf<->rdmactl, alternating,
+# in this boot: BW average MB/s of write_bw, send_bw (default and -r 2),
+# read_bw at 64 KiB and atomic_bw, with CPU; t_typical of send_lat,
+# write_lat and read_lat (rdmactl with --busy-poll, as perftest polls; and
+# send_lat with its default adaptive wait).
 perf_part() {
-	local ours=$1 before=$2 gid iters=${BENCH_PERF_ITERS:-5000} r v name s c out row cpu
+	local ours=$1 before=$2 gid iters=${BENCH_PERF_ITERS:-5000} r v t name s c out row cpu test args ib
 	gid=$(rdma_gid_index)
 	if ! command -v ib_write_bw >/dev/null; then
 		echo "perf         perftest not installed (apt-get install perftest)"
 		return
 	fi
-	local bw lat
-	bw=$(stage ib_write_bw)
-	lat=$(stage ib_send_lat)
 	local common=(-d rxe0 -x "$gid")
-	local variants=("ib_write_bw|$bw|$bw" "rdmactl|$ours perf write_bw|$ours perf write_bw")
-	[ -n "$before" ] && variants+=("rdmactl before|$before perf write_bw|$before perf write_bw")
-	declare -A best=() all=() bcpu=()
-	for r in $(seq "$rounds"); do
-		for v in "${variants[@]}"; do
-			IFS='|' read -r name s c <<<"$v"
-			out=$(perf_pair "$s" "$c" "${common[@]}" -s 65536 -n "$iters") || return 1
-			row=$(echo "$out" | awk 'NR == 1 { print $4 }')
-			cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
-			[ -n "$row" ] || { echo "bench: $name write_bw printed no row" >&2; return 1; }
-			printf 'write_bw 64K  %-14s round %d  %8.2f MB/s  cpu %6.2f s   load %s\n' "$name" "$r" "$row" "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg)"
-			keep "$name" "$row" ">" "$cpu"
+	local bw_tests=("write_bw|-s 65536" "send_bw|-s 65536" "send_bw -r 2|-s 65536 -r 2" "read_bw|-s 65536" "atomic_bw|")
+	for t in "${bw_tests[@]}"; do
+		IFS='|' read -r name args <<<"$t"
+		test=${name%% *}
+		ib=$(stage "ib_$test")
+		local variants=("ib_$test|$ib|$ib" "rdmactl|$ours perf $test|$ours perf $test")
+		[ -n "$before" ] && variants+=("rdmactl before|$before perf $test|$before perf $test")
+		declare -A best=() all=() bcpu=()
+		for r in $(seq "$rounds"); do
+			for v in "${variants[@]}"; do
+				IFS='|' read -r tool s c <<<"$v"
+				# shellcheck disable=SC2086 # args are words
+				out=$(perf_pair "$s" "$c" "${common[@]}" $args -n "$iters") || return 1
+				row=$(echo "$out" | awk 'NR == 1 { print $4 }')
+				cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
+				[ -n "$row" ] || { echo "bench: $tool $name printed no row" >&2; return 1; }
+				printf '%-14s %-14s round %d  %8.2f MB/s  cpu %6.2f s   load %s\n' "$name" "$tool" "$r" "$row" "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg)"
+				keep "$tool" "$row" ">" "$cpu"
+			done
 		done
-	done
-	for v in "${variants[@]}"; do
-		IFS='|' read -r name s c <<<"$v"
-		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[ib_write_bw]}" 'BEGIN {
-			printf "write_bw 64K  %-14s best %8.2f MB/s (%.2fx ib_write_bw)\n", n, b, b/ref }'
-		record "\"test\": \"perf-write_bw\", \"tool\": \"$name\", \"size\": 65536, \"iterations\": $iters, \"bw_avg_mbs\": ${best[$name]}, \"bw_avg_mbs_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ib_write_bw\": $(awk -v b="${best[$name]}" -v ref="${best[ib_write_bw]}" 'BEGIN{printf "%.3f", b/ref}')"
-	done
-	unset best all bcpu
-	variants=("ib_send_lat|$lat|$lat" "rdmactl|$ours perf send_lat|$ours perf send_lat" "rdmactl --busy-poll|$ours perf send_lat --busy-poll|$ours perf send_lat --busy-poll")
-	[ -n "$before" ] && variants+=("rdmactl before|$before perf send_lat|$before perf send_lat"
-		"rdmactl before --busy-poll|$before perf send_lat --busy-poll|$before perf send_lat --busy-poll")
-	declare -A best=() all=()
-	for r in $(seq "$rounds"); do
 		for v in "${variants[@]}"; do
-			IFS='|' read -r name s c <<<"$v"
-			out=$(perf_pair "$s" "$c" "${common[@]}" -n "$count") || return 1
-			row=$(echo "$out" | awk 'NR == 1 { print $5 }')
-			[ -n "$row" ] || { echo "bench: $name send_lat printed no row" >&2; return 1; }
-			printf 'send_lat 2B   %-26s round %d  t_typical %8.2f us   load %s\n' "$name" "$r" "$row" "$(cut -d' ' -f1-3 /proc/loadavg)"
-			keep "$name" "$row" "<"
+			IFS='|' read -r tool s c <<<"$v"
+			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN {
+				printf "%-14s %-14s best %8.2f MB/s (%.2fx perftest)\n", t, n, b, b/ref }'
+			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", \"iterations\": $iters, \"bw_avg_mbs\": ${best[$tool]}, \"bw_avg_mbs_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
 		done
+		unset best all bcpu
 	done
-	for v in "${variants[@]}"; do
-		IFS='|' read -r name s c <<<"$v"
-		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN {
-			printf "send_lat 2B   %-26s best t_typical %8.2f us (%.2fx ib_send_lat)\n", n, b, b/ref }'
-		record "\"test\": \"perf-send_lat\", \"tool\": \"$name\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$name]}, \"t_typical_us_rounds\": [${all[$name]}], \"vs_ib_send_lat\": $(awk -v b="${best[$name]}" -v ref="${best[ib_send_lat]}" 'BEGIN{printf "%.3f", b/ref}')"
+	for test in send_lat write_lat read_lat; do
+		ib=$(stage "ib_$test")
+		local variants=("ib_$test|$ib|$ib" "rdmactl --busy-poll|$ours perf $test --busy-poll|$ours perf $test --busy-poll")
+		[ "$test" = send_lat ] && variants+=("rdmactl|$ours perf $test|$ours perf $test")
+		[ -n "$before" ] && variants+=("rdmactl before --busy-poll|$before perf $test --busy-poll|$before perf $test --busy-poll")
+		declare -A best=() all=()
+		for r in $(seq "$rounds"); do
+			for v in "${variants[@]}"; do
+				IFS='|' read -r tool s c <<<"$v"
+				out=$(perf_pair "$s" "$c" "${common[@]}" -n "$count") || return 1
+				row=$(echo "$out" | awk 'NR == 1 { print $5 }')
+				[ -n "$row" ] || { echo "bench: $tool $test printed no row" >&2; return 1; }
+				printf '%-10s %-26s round %d  t_typical %8.2f us   load %s\n' "$test" "$tool" "$r" "$row" "$(cut -d' ' -f1-3 /proc/loadavg)"
+				keep "$tool" "$row" "<"
+			done
+		done
+		for v in "${variants[@]}"; do
+			IFS='|' read -r tool s c <<<"$v"
+			awk -v t="$test" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN {
+				printf "%-10s %-26s best t_typical %8.2f us (%.2fx perftest)\n", t, n, b, b/ref }'
+			record "\"test\": \"perf-$test\", \"tool\": \"$tool\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$tool]}, \"t_typical_us_rounds\": [${all[$tool]}], \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
+		done
+		unset best all
 	done
 }
 
