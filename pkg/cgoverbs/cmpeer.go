@@ -1,29 +1,8 @@
 package cgoverbs
 
 /*
-#include <string.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <rdma/rdma_cma.h>
-
-// cm_peer copies the id's peer address (rdma_get_peer_addr) into ip/port;
-// it returns the address family, 0 when the id has no IP peer.
-static int cm_peer(struct rdma_cm_id *id, uint8_t *ip, uint16_t *port) {
-	struct sockaddr *sa = rdma_get_peer_addr(id);
-	if (sa->sa_family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)sa;
-		memcpy(ip, &s->sin_addr, 4);
-		*port = ntohs(s->sin_port);
-		return AF_INET;
-	}
-	if (sa->sa_family == AF_INET6) {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
-		memcpy(ip, &s->sin6_addr, 16);
-		*port = ntohs(s->sin6_port);
-		return AF_INET6;
-	}
-	return 0;
-}
+#include "cm.h"
 */
 import "C"
 

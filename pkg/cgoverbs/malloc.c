@@ -1,16 +1,3 @@
-package cgoverbs
-
-/*
-#include <malloc.h>
-
-// Before main and before the Go runtime starts a thread: a thread that has
-// malloc'd once keeps its arena, so a later limit would not reach it.
-__attribute__((constructor)) static void cv_one_malloc_arena(void) {
-	mallopt(M_ARENA_MAX, 1);
-}
-*/
-import "C"
-
 // The only malloc calls in the process are libibverbs' and librdmacm's,
 // made while a connection is set up and torn down, from whichever thread
 // the Go scheduler ran that goroutine on. glibc gives each new thread that
@@ -19,4 +6,11 @@ import "C"
 // time a client landed on a thread it had not used before. One arena
 // lets every connection reuse what the last one freed; the allocations are
 // few and off the data path, so sharing its lock costs nothing measurable.
-// The C constructor above sets it.
+#include <malloc.h>
+
+// Before main and before the Go runtime starts a thread: a thread that has
+// malloc'd once keeps its arena, so a later limit would not reach it.
+__attribute__((constructor)) static void cv_one_malloc_arena(void)
+{
+	mallopt(M_ARENA_MAX, 1);
+}
