@@ -60,8 +60,6 @@ func (f *fakeStack) Open(name string) (rdma.Device, error) {
 
 type fakeDevice struct{ f *fakeStack }
 
-var loopbackGID = rdma.GID{10: 0xff, 11: 0xff, 12: 127, 15: 1}
-
 func (d *fakeDevice) QueryDevice() (rdma.DeviceAttr, error) {
 	return rdma.DeviceAttr{MaxQPRdAtom: 128}, nil
 }
@@ -412,15 +410,6 @@ func (q *fakeCQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Durati
 
 func (q *fakeCQ) SetSpin(int)  {}
 func (q *fakeCQ) Close() error { return nil }
-
-// stepClock is a session clock that advances 20 µs per reading: latency
-// runs, which read it once per message, then report 10 µs one way.
-func stepClock() func() int64 {
-	var t int64
-	return func() int64 { t += 20000; return t }
-}
-
-func init() { sessionClock = stepClock }
 
 // Receive is send_bw's receiving loop over the fake CQ, stamped with
 // the session's clock as the C loop stamps with the CPU's counter.
