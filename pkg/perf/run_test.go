@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
@@ -17,6 +18,12 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
+
+// runOn runs o on v, printing to out and errOut.
+func runOn(o Options, v rdma.Verbs, out, errOut io.Writer) error {
+	o.IO, o.Verbs = cli.Test(nil, out, errOut), v
+	return Run(context.Background(), &o)
+}
 
 // runBoth runs a server and a client of opts over loopback TCP.
 func runBoth(t *testing.T, o Options) (srv, cli string) {
@@ -47,11 +54,11 @@ func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr
 	var sout, cout, serrOut, cerrOut bytes.Buffer
 	done := make(chan error, 1)
 	so := o
-	go func() { done <- Run(so, v, &sout, &serrOut) }()
+	go func() { done <- runOn(so, v, &sout, &serrOut) }()
 	o.Server = "127.0.0.1"
 	for i := 0; ; i++ {
 		cout.Reset()
-		cerr = Run(o, v, &cout, &cerrOut)
+		cerr = runOn(o, v, &cout, &cerrOut)
 		// The server is not listening yet: TCP refuses, rdma_cm rejects.
 		var ce *cmEventError
 		refused := errors.Is(cerr, syscall.ECONNREFUSED) || errors.As(cerr, &ce) && ce.got.Type == rdma.CMEventRejected
@@ -122,7 +129,7 @@ func TestRunJSON(t *testing.T) {
 }
 
 func TestRunRefusesEmptyGID(t *testing.T) {
-	err := Run(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, newFabric(), &bytes.Buffer{}, &bytes.Buffer{})
+	err := runOn(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, newFabric(), &bytes.Buffer{}, &bytes.Buffer{})
 	if cli.HintOf(err) == "" || !strings.Contains(err.Error(), "GID index 5") {
 		t.Fatalf("got %v", err)
 	}
@@ -330,10 +337,10 @@ func TestQPCountMismatchNamed(t *testing.T) {
 		so, co := o, o
 		so.QPs, co.QPs, co.Server = qps[0], qps[1], "127.0.0.1"
 		done := make(chan error, 1)
-		go func() { done <- Run(so, v, io.Discard, io.Discard) }()
+		go func() { done <- runOn(so, v, io.Discard, io.Discard) }()
 		var cerr error
 		for i := 0; i < 100; i++ {
-			if cerr = Run(co, v, io.Discard, io.Discard); !errors.Is(cerr, syscall.ECONNREFUSED) {
+			if cerr = runOn(co, v, io.Discard, io.Discard); !errors.Is(cerr, syscall.ECONNREFUSED) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -188,7 +188,7 @@ func TestUDInlineCutSaysSo(t *testing.T) {
 	ln.Close() // the client finds no server, after the warning
 	var out, errOut bytes.Buffer
 	o := Options{Test: SendLat, Conn: rdma.QPTypeUD, InlineSize: 900, GIDIndex: 1, IBPort: 1, Server: "127.0.0.1", TCPPort: port, Timeout: time.Second}
-	if err := Run(o, newFabric(), &out, &errOut); err == nil {
+	if err := runOn(o, newFabric(), &out, &errOut); err == nil {
 		t.Fatal("a client without a server ran")
 	}
 	if !strings.HasPrefix(out.String(), resultLine) || !strings.HasPrefix(errOut.String(), "Setting inline size to 884 (Max inline size in UD)\n") {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/demo"
 	"github.com/rdmactl/rdmactl/pkg/perf"
 	"github.com/rdmactl/rdmactl/pkg/ping"
@@ -34,8 +35,9 @@ func TestRunAnswersEveryClient(t *testing.T) {
 	if err != nil || !sum.OK {
 		t.Errorf("demo client: %+v, %v", sum, err)
 	}
-	perfOpts := perf.Options{Test: perf.WriteBW, Server: "127.0.0.1", TCPPort: b.PerfPort, IBPort: 1, GIDIndex: 3, Iters: 20, Timeout: 5 * time.Second}
-	if err := perf.Run(perfOpts, f, io.Discard, io.Discard); err != nil {
+	perfOpts := perf.Options{IO: cli.Test(nil, io.Discard, io.Discard), Verbs: f, Test: perf.WriteBW, Server: "127.0.0.1", TCPPort: b.PerfPort,
+		IBPort: 1, GIDIndex: 3, Iters: 20, Timeout: 5 * time.Second}
+	if err := perf.Run(context.Background(), &perfOpts); err != nil {
 		t.Errorf("write_bw client: %v", err)
 	}
 
