@@ -197,8 +197,9 @@ func take(cq *CQ, wc []rdma.WC, idle time.Duration) (int, error) {
 // request ID is its QP and the number of requests its completion covers.
 func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	list := max(s.PostList, 1)
+	total := s.Iters * len(s.Targets)
 	if len(s.Targets) == 0 || len(s.Targets) > len(e.qps) || s.TxDepth < 1 || s.TxDepth > e.txDepth || s.CQMod < 1 ||
-		list > rdma.MaxPostList || s.Iters < 1 {
+		list > rdma.MaxPostList || s.Duration <= 0 && (s.Iters < 1 || len(s.Posted) < total || len(s.Completed) < total) {
 		return rdma.StreamResult{}, rdma.Errorf("ibv_post_send", syscall.EINVAL)
 	}
 	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}

@@ -322,3 +322,24 @@ func TestPerfTimedStream(t *testing.T) {
 		t.Errorf("window %+v of %d posts", res, posts)
 	}
 }
+
+// A stream the endpoint cannot run is refused before anything is posted.
+func TestPerfStreamRefusals(t *testing.T) {
+	f := NewFabric()
+	a, b := perfPair(t, f, rdma.PerfConfig{Port: 1, BufSize: 64, TxDepth: 4})
+	target := []rdma.StreamTarget{{Local: sgeOf(a, 0, 8), RemoteAddr: b.Addr(), RKey: b.RKey()}}
+	for _, s := range []rdma.Stream{
+		{Iters: 2, TxDepth: 8, CQMod: 1, Targets: target, Posted: make([]int64, 2), Completed: make([]int64, 2)},
+		{Iters: 2, TxDepth: 4, CQMod: 0, Targets: target, Posted: make([]int64, 2), Completed: make([]int64, 2)},
+		{Iters: 2, TxDepth: 4, CQMod: 1, Targets: target, Posted: make([]int64, 1), Completed: make([]int64, 2)},
+		{Iters: 2, TxDepth: 4, CQMod: 1, Posted: make([]int64, 2), Completed: make([]int64, 2)},
+	} {
+		s.Op = rdma.WRRDMAWrite
+		if _, err := a.Stream(s); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	if f.Posts(rdma.WRRDMAWrite) != 0 {
+		t.Errorf("%d writes posted", f.Posts(rdma.WRRDMAWrite))
+	}
+}
