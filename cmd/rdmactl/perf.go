@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,19 +12,16 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
-	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // PerfOptions is what `rdmactl perf` runs with.
 type PerfOptions struct {
-	IO   *cli.IOStreams
-	RDMA func() rdma.Stack
 	perf.Options
 }
 
 func newCmdPerf(f *cli.Factory, runF func(*PerfOptions) error) *cobra.Command {
 	vals := perf.NewFlagValues()
-	opts := &PerfOptions{IO: f.IO, RDMA: f.RDMA}
+	opts := &PerfOptions{}
 	cmd := &cobra.Command{
 		Use:   "perf TEST [SERVER]",
 		Short: "Bandwidth and latency tests that speak perftest's protocol (ib_write_bw, ib_send_lat, …)",
@@ -71,6 +69,10 @@ Latency tests sleep on a completion channel between messages by default
 				return cli.Failf("%v", err)
 			}
 			opts.Options = o
+			opts.IO = f.IO
+			if f.RDMA != nil {
+				opts.Verbs = f.RDMA()
+			}
 			if len(args) == 2 {
 				opts.Server = args[1]
 			}
@@ -157,7 +159,7 @@ func parsePerfGID(s string, o *perf.Options) error {
 }
 
 func runPerf(opts *PerfOptions) error {
-	err := refusalExit(perf.Run(opts.Options, opts.RDMA(), opts.IO.Out, opts.IO.ErrOut))
+	err := refusalExit(perf.Run(context.Background(), &opts.Options))
 	var usage *perf.UsageError
 	if errors.As(err, &usage) {
 		return cli.Usagef("%v", usage.Err)

@@ -7,13 +7,18 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/perf"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
+
+// perfTestStack is the factory's stack in these tests, which only parse.
+var perfTestStack = rdmatest.NewFabric()
 
 func runPerfCmd(t *testing.T, args ...string) (*PerfOptions, error) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	var out, errOut bytes.Buffer
-	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut)}
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: func() rdma.Stack { return perfTestStack }}
 	var got *PerfOptions
 	cmd := newCmdPerf(f, func(o *PerfOptions) error { got = o; return nil })
 	cmd.SetArgs(args)
@@ -30,6 +35,10 @@ func TestPerfFlagsLikePerftest(t *testing.T) {
 	}
 	want := perf.Options{Test: perf.WriteBW, Server: "10.9.0.1", Device: "rxe0", IBPort: 1, GIDIndex: 1, Size: 4096,
 		Iters: 10, TCPPort: 20000, QPs: 1, TxDepth: 64, MTU: 1024, Gbits: true, Timeout: 2 * time.Minute}
+	if o.IO == nil || o.Verbs != perfTestStack {
+		t.Errorf("IO %v and verbs %v not copied from the factory", o.IO, o.Verbs)
+	}
+	want.IO, want.Verbs = o.IO, o.Verbs
 	if o.Options != want {
 		t.Errorf("options\n got %+v\nwant %+v", o.Options, want)
 	}

@@ -8,17 +8,17 @@ import (
 
 // TestBidirectionalAsPerftest: with -b both sides of write_bw and read_bw
 // stream, name it in the title, show their TX depth, and print the sum of
-// both results (the fake takes 1 ms a message: 2 × 0.0625 MB/sec at 64
+// both results (the fabric takes 1 ms a message: 2 × 0.0625 MB/sec at 64
 // KiB); --report-both adds each side's own row after.
 func TestBidirectionalAsPerftest(t *testing.T) {
 	for _, test := range []Test{WriteBW, ReadBW} {
-		v := newFakeStack()
+		v := newFabric()
 		srv, cli, serr, cerr := runPair(t, v, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 50, Bidirectional: true, ReportBoth: true})
 		if serr != nil || cerr != nil {
 			t.Fatalf("%s -b: server %v, client %v", test, serr, cerr)
 		}
-		if v.streams != 2 {
-			t.Errorf("%s -b: %d sides streamed, want 2", test, v.streams)
+		if n := v.Posts(opcodeOf(test, "")); n != 2*50 {
+			t.Errorf("%s -b: %d requests posted, want 50 by each side", test, n)
 		}
 		title := "                    " + test.Verb() + " Bidirectional BW Test\n"
 		row := regexp.MustCompile(`(?m)^ 65536 +50 +[0-9.]+ +([0-9.]+) `)

@@ -26,7 +26,7 @@ func TestFlowsPairUpRDMACM(t *testing.T) {
 		qps  int
 	}{{SendBW, 1}, {SendBW, 2}, {WriteBW, 2}, {ReadBW, 1}, {ReadBW, 2}, {SendLat, 1}, {WriteLat, 1}, {ReadLat, 1}} {
 		t.Run(fmt.Sprintf("%s/q%d", c.test, c.qps), func(t *testing.T) {
-			v := newFakeStack()
+			v := newFabric()
 			srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: c.qps, RDMACM: true})
 			if cerr != nil || serr != nil {
 				t.Fatalf("client: %v\nserver: %v", cerr, serr)
@@ -48,9 +48,9 @@ func TestFlowsPairUpRDMACM(t *testing.T) {
 			}
 			var reads uint8
 			if c.test.IsRead() {
-				reads = 128 // the fake's max_qp_rd_atom
+				reads = 128 // rdmatest's max_qp_rd_atom
 			}
-			params := v.sentParams()
+			params := v.ConnParams()
 			if len(params) != 2+2*c.qps {
 				t.Fatalf("%d connect and accept calls, want %d: %+v", len(params), 2+2*c.qps, params)
 			}
@@ -65,7 +65,11 @@ func TestFlowsPairUpRDMACM(t *testing.T) {
 			}
 			// Every data QP, on both sides, tells a sender without a
 			// posted receive to retry after 0.64 ms, not rdma_cm's 655.
-			if timers := v.readiedRNRTimers(); len(timers) != 2*c.qps || slices.ContainsFunc(timers, func(t uint8) bool { return t != minRNRTimer }) {
+			var timers []uint8
+			for _, r := range perfQPs(v) {
+				timers = append(timers, r.RTR.MinRNRTimer)
+			}
+			if len(timers) != 2*c.qps || slices.ContainsFunc(timers, func(t uint8) bool { return t != minRNRTimer }) {
 				t.Errorf("RNR timers of the data QPs %v, want %d × %d", timers, 2*c.qps, minRNRTimer)
 			}
 		})

@@ -61,7 +61,7 @@ func TestCyclesAsPerftest(t *testing.T) {
 		t.Errorf("-C --json is not in microseconds:\n%s", js)
 	}
 	cpuInfoPath = filepath.Join(t.TempDir(), "none")
-	if _, _, _, cerr := runPair(t, newFakeStack(), Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Cycles: true}); cerr == nil || !strings.HasPrefix(cerr.Error(), "-C: ") {
+	if _, _, _, cerr := runPair(t, newFabric(), Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Cycles: true}); cerr == nil || !strings.HasPrefix(cerr.Error(), "-C: ") {
 		t.Errorf("-C without cpuinfo: %v", cerr)
 	}
 	if _, err := (Options{Test: WriteBW, Cycles: true}).Resolve(); err == nil || !strings.Contains(err.Error(), "Available only on Latency tests") {

@@ -24,13 +24,13 @@ func TestInlineAsPerftest(t *testing.T) {
 	} {
 		o := c.o
 		o.GIDIndex, o.IBPort, o.Iters = 1, 1, 50
-		v := newFakeStack()
+		v := newFabric()
 		srv, cli, serr, cerr := runPair(t, v, o)
 		if serr != nil || cerr != nil {
 			t.Fatalf("%s -s %d -I %d: server %v, client %v", o.Test, o.Size, o.InlineSize, serr, cerr)
 		}
-		if got := v.inlined > 0; got != c.inlined {
-			t.Errorf("%s -s %d -I %d: %d requests inline, want inline %v", o.Test, o.Size, o.InlineSize, v.inlined, c.inlined)
+		if got := v.InlinePosts() > 0; got != c.inlined {
+			t.Errorf("%s -s %d -I %d: %d requests inline, want inline %v", o.Test, o.Size, o.InlineSize, v.InlinePosts(), c.inlined)
 		}
 		for _, out := range []string{srv, cli} {
 			want := " Max inline data : " + strconv.Itoa(o.InlineSize) + "[B]\n"

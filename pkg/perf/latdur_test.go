@@ -14,8 +14,8 @@ import (
 // it ends 30 ms later, answers each write 1 ms late, and waits for its own
 // write's completion without looking at its clock; this side is the
 // server, then the client. The peer must never post a write into a closed
-// endpoint (in the fake, as on rxe, such a write never completes and the
-// old ib_write_lat spins forever).
+// endpoint (on rxe such a write never completes and the old ib_write_lat
+// spins forever; on rdmatest it fails).
 func TestWriteForLeavesThePeersLastWriteAcknowledged(t *testing.T) {
 	for _, client := range []bool{false, true} {
 		t.Run(fmt.Sprintf("client=%v", client), func(t *testing.T) {
@@ -39,22 +39,23 @@ func TestWriteForLeavesThePeersLastWriteAcknowledged(t *testing.T) {
 	}
 }
 
-// connectedPerfPair is two fake endpoints of 128 bytes, one QP each,
-// connected to each other.
+// connectedPerfPair is two endpoints of 128 bytes on rdmatest, one QP
+// each, connected to each other.
 func connectedPerfPair(t *testing.T) (a, b rdma.PerfEndpoint) {
 	t.Helper()
-	dev, err := newFakeStack().Open("rxe0")
+	dev, err := newFabric().Open("rxe0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var eps [2]rdma.PerfEndpoint
 	for i := range eps {
-		if eps[i], err = dev.(rdma.Perf).NewPerfEndpoint(rdma.PerfConfig{BufSize: 128, TxDepth: 1, Events: true}); err != nil {
+		if eps[i], err = dev.(rdma.Perf).NewPerfEndpoint(rdma.PerfConfig{Port: 1, BufSize: 128, TxDepth: 1, Events: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, ep := range eps {
-		if err := ep.ToRTR(0, rdma.RTRAttr{DestQPN: eps[1-i].QPN(0)}); err != nil {
+		a := rdma.RTRAttr{PathMTU: rdma.MTU1024, DestQPN: eps[1-i].QPN(0), Port: 1, GRH: &rdma.GRH{DGID: loopbackGID, SGIDIndex: 1}}
+		if err := ep.ToRTR(0, a); err != nil {
 			t.Fatal(err)
 		}
 		if err := ep.ToRTS(0, rdma.RTSAttr{}); err != nil {
@@ -86,6 +87,9 @@ func oldWriteLat(ep, peer rdma.PerfEndpoint, server bool, end time.Time) error {
 		}
 		for giveUp := end.Add(2 * time.Second); ; runtime.Gosched() {
 			if n, _ := ep.SendCQ().Poll(wc[:]); n == 1 {
+				if wc[0].Status != rdma.WCSuccess {
+					return fmt.Errorf("the peer's write %d failed (%v): it went into a closed endpoint", scnt, wc[0].Status)
+				}
 				break
 			}
 			if time.Now().After(giveUp) {

@@ -5,12 +5,18 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // Options are a perf run's settings, with perftest's meanings.
 type Options struct {
+	// IO is where Run prints (ServeConn and Measure print nowhere).
+	IO *cli.IOStreams
+	// Verbs is the stack the test runs on (the factory's rdma.Stack); -R
+	// needs it to be an rdma.CM too.
+	Verbs    rdma.Verbs
 	Test     Test
 	Server   string // peer to connect to; "" runs the server side
 	Device   string // -d; "" = the first device

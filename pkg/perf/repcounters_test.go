@@ -67,7 +67,7 @@ func TestReportCountersAsPerftest(t *testing.T) {
 // TestReportCountersRefusals: a name that is no counter of the port, no
 // counter source, and names outside the port's counter directories.
 func TestReportCountersRefusals(t *testing.T) {
-	_, _, serr, cerr := runPair(t, newFakeStack(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Counters: &risingCounters{},
+	_, _, serr, cerr := runPair(t, newFabric(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Counters: &risingCounters{},
 		ReportCounters: "hw_counters/no_such"})
 	for _, err := range []error{serr, cerr} {
 		if err != nil && !strings.Contains(err.Error(), "-W hw_counters/no_such: Unable to access performance counters (rxe0 port 1 has none of that name)") {
@@ -77,7 +77,7 @@ func TestReportCountersRefusals(t *testing.T) {
 	if cerr == nil {
 		t.Error("the client ran with an unknown counter")
 	}
-	_, _, _, cerr = runPair(t, newFakeStack(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, ReportCounters: "hw_counters/sent_pkts"})
+	_, _, _, cerr = runPair(t, newFabric(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, ReportCounters: "hw_counters/sent_pkts"})
 	if cerr == nil || !strings.Contains(cerr.Error(), "Unable to access performance counters") {
 		t.Errorf("no counter source: %v", cerr)
 	}

@@ -24,6 +24,7 @@ import (
 
 // session is one run's shared state.
 type session struct {
+	ctx     context.Context // ends the wait for the peer
 	r       Resolved
 	out     io.Writer // perftest's stdout; io.Discard under --json or --output
 	numOut  io.Writer // where --output's one number goes
@@ -56,12 +57,14 @@ type session struct {
 	cpuMHz float64
 }
 
-// Run runs one side of the test on v (the factory's rdma.Stack). Output
-// goes to out as perftest prints it (or as one JSON document with --json);
-// errors are returned, with a hint where the cause is a classic one.
-func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
+// Run runs one side of the test on o.Verbs. Output goes to o.IO's stdout
+// as perftest prints it (or as one JSON document with --json); errors are
+// returned, with a hint where the cause is a classic one. ctx ending stops
+// the wait for the peer's TCP connection.
+func Run(ctx context.Context, o *Options) error {
+	out, errOut := o.IO.Out, o.IO.ErrOut
 	watch := counters.Begin(o.Counters)
-	res, err := execute(o, v, nil, out, errOut)
+	res, err := execute(ctx, *o, nil, out, errOut)
 	rose := watch.End()
 	if l := counters.Line(rose, err == nil); l != "" {
 		fmt.Fprintf(errOut, "note: %s\n", l)
@@ -79,7 +82,7 @@ func Run(o Options, v rdma.Verbs, out, errOut io.Writer) error {
 // execute runs one side of the test; conn, when not nil, is the server's
 // already accepted out-of-band connection (see serveconn.go), which its
 // caller closes.
-func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Result, error) {
+func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Writer) (*Result, error) {
 	r, err := o.Resolve()
 	var refused *Refusal
 	if errors.As(err, &refused) {
@@ -88,7 +91,7 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	s := &session{r: r, out: out, numOut: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
+	s := &session{ctx: ctx, r: r, out: out, numOut: out, errOut: errOut, result: newResult(r), clock: sessionClock()}
 	if r.JSON || r.Output != "" {
 		s.out = io.Discard
 	}
@@ -106,14 +109,14 @@ func execute(o Options, v rdma.Verbs, conn net.Conn, out, errOut io.Writer) (*Re
 		io.WriteString(s.out, resultLine)
 		fmt.Fprintf(s.errOut, "Setting inline size to %d (Max inline size in UD)\n", maxInlineUD)
 	}
-	if err := s.openDevice(v); err != nil {
+	if err := s.openDevice(o.Verbs); err != nil {
 		return nil, err
 	}
 	switch {
 	case conn != nil: // a client serve accepted (ServeConn)
 		s.oob = NewOOB(conn, false, false, s.r.Timeout)
 	case r.RDMACM:
-		err = s.connectCM(v)
+		err = s.connectCM(o.Verbs)
 	default:
 		if err = s.connectTCP(); err == nil {
 			defer s.oob.conn.Close() // a failed run must not leave it open (Measure)
@@ -233,7 +236,7 @@ func (s *session) dialOrAcceptTCP() (net.Conn, error) {
 	addr := net.JoinHostPort(s.r.Server, strconv.Itoa(s.r.TCPPort))
 	if s.r.Server == "" {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
-		conn, err := oob.AcceptOne(context.Background(), "tcp4", addr, s.r.Timeout)
+		conn, err := oob.AcceptOne(s.ctx, "tcp4", addr, s.r.Timeout)
 		switch {
 		case oob.IsTimeout(err):
 			return nil, cli.WithHint(fmt.Errorf("no client connected to TCP port %d within %v", s.r.TCPPort, s.r.Timeout),
@@ -247,7 +250,7 @@ func (s *session) dialOrAcceptTCP() (net.Conn, error) {
 		}
 		return conn, nil
 	}
-	conn, err := oob.Dial(context.Background(), "tcp4", addr, s.r.Timeout)
+	conn, err := oob.Dial(s.ctx, "tcp4", addr, s.r.Timeout)
 	if err != nil {
 		err = fmt.Errorf("Couldn't connect to %s:%d: %w", s.r.Server, s.r.TCPPort, err)
 		if errors.Is(err, syscall.ECONNREFUSED) {

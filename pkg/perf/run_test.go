@@ -2,8 +2,10 @@ package perf
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 	"io"
 	"net"
 	"regexp"
@@ -17,10 +19,16 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
+// runOn runs o on v, printing to out and errOut.
+func runOn(o Options, v rdma.Verbs, out, errOut io.Writer) error {
+	o.IO, o.Verbs = cli.Test(nil, out, errOut), v
+	return Run(context.Background(), &o)
+}
+
 // runBoth runs a server and a client of opts over loopback TCP.
 func runBoth(t *testing.T, o Options) (srv, cli string) {
 	t.Helper()
-	srv, cli, serr, cerr := runPair(t, newFakeStack(), o)
+	srv, cli, serr, cerr := runPair(t, newFabric(), o)
 	if cerr != nil {
 		t.Fatalf("client: %v", cerr)
 	}
@@ -31,8 +39,8 @@ func runBoth(t *testing.T, o Options) (srv, cli string) {
 }
 
 // runPair runs a server and a client of o on v and returns what each
-// printed and returned.
-func runPair(t *testing.T, v *fakeStack, o Options) (srv, cli string, serr, cerr error) {
+// printed and returned. A latency test's messages take 10 µs on v.
+func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr, cerr error) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -40,14 +48,17 @@ func runPair(t *testing.T, v *fakeStack, o Options) (srv, cli string, serr, cerr
 	}
 	o.TCPPort = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
+	if o.Test.Latency() {
+		v.SetWireTime(latencyWire)
+	}
 	var sout, cout, serrOut, cerrOut bytes.Buffer
 	done := make(chan error, 1)
 	so := o
-	go func() { done <- Run(so, v, &sout, &serrOut) }()
+	go func() { done <- runOn(so, v, &sout, &serrOut) }()
 	o.Server = "127.0.0.1"
 	for i := 0; ; i++ {
 		cout.Reset()
-		cerr = Run(o, v, &cout, &cerrOut)
+		cerr = runOn(o, v, &cout, &cerrOut)
 		// The server is not listening yet: TCP refuses, rdma_cm rejects.
 		var ce *cmEventError
 		refused := errors.Is(cerr, syscall.ECONNREFUSED) || errors.As(cerr, &ce) && ce.got.Type == rdma.CMEventRejected
@@ -118,7 +129,7 @@ func TestRunJSON(t *testing.T) {
 }
 
 func TestRunRefusesEmptyGID(t *testing.T) {
-	err := Run(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, newFakeStack(), &bytes.Buffer{}, &bytes.Buffer{})
+	err := runOn(Options{Test: WriteBW, GIDIndex: 5, IBPort: 1, Server: "127.0.0.1", TCPPort: 1}, newFabric(), &bytes.Buffer{}, &bytes.Buffer{})
 	if cli.HintOf(err) == "" || !strings.Contains(err.Error(), "GID index 5") {
 		t.Fatalf("got %v", err)
 	}
@@ -127,18 +138,18 @@ func TestRunRefusesEmptyGID(t *testing.T) {
 // TestWriteBWServerStaysOut: in write_bw only the client moves data, one
 // stream per size, and the server prints the row the client sent it.
 func TestWriteBWServerStaysOut(t *testing.T) {
-	v := newFakeStack()
+	v := newFabric()
 	_, cli, serr, cerr := runPair(t, v, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 20, All: true})
 	if serr != nil || cerr != nil {
 		t.Fatalf("server %v, client %v", serr, cerr)
 	}
-	if v.streams != 23 || strings.Count(cli, "\t\t   ") != 23 {
-		t.Errorf("%d streams and %d rows for -a, want 23 of each:\n%s", v.streams, strings.Count(cli, "\t\t   "), cli)
+	if n := v.Posts(rdma.WRRDMAWrite); n != 23*20 || strings.Count(cli, "\t\t   ") != 23 {
+		t.Errorf("%d writes and %d rows for -a, want 23 × 20 writes (the client's alone) and 23 rows:\n%s", n, strings.Count(cli, "\t\t   "), cli)
 	}
 }
 
 // TestSendLatBusyPollNeverSleeps: with --busy-poll the CQs get no
-// completion channel (the fake's Await then fails), so the latency loop
+// completion channel (rdmatest's Await then fails), so the latency loop
 // must have polled every completion.
 func TestSendLatBusyPollNeverSleeps(t *testing.T) {
 	srv, cli := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true})
@@ -151,8 +162,8 @@ func TestSendLatBusyPollNeverSleeps(t *testing.T) {
 // TestSendLatNoReceiveHint: a SEND that finds no receive ends in the
 // RNR completion error and the hint that names the cause.
 func TestSendLatNoReceiveHint(t *testing.T) {
-	v := newFakeStack()
-	v.dropRecvs = true
+	v := newFabric()
+	v.FailNextCompletion(rdma.WCRNRRetryErr)
 	_, _, _, cerr := runPair(t, v, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Timeout: 2 * time.Second})
 	if !strings.Contains(cli.HintOf(cerr), "no receive posted") {
 		t.Fatalf("client error %v, want the RNR hint", cerr)
@@ -165,13 +176,13 @@ func TestSendLatNoReceiveHint(t *testing.T) {
 // perftest's bandwidth tests with -q 2.
 func TestBWTwoQPs(t *testing.T) {
 	for _, test := range []Test{WriteBW, ReadBW, SendBW} {
-		v := newFakeStack()
+		v := newFabric()
 		srv, cli, serr, cerr := runPair(t, v, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2})
 		if serr != nil || cerr != nil {
 			t.Fatalf("%s: server %v, client %v", test, serr, cerr)
 		}
-		if v.streams != 2 {
-			t.Errorf("%s streamed on %d QPs, want 2", test, v.streams)
+		if n := v.Posts(opcodeOf(test, "")); n != 2*50 {
+			t.Errorf("%s posted %d requests, want 50 on each of 2 QPs", test, n)
 		}
 		for side, out := range map[string]string{"server": srv, "client": cli} {
 			if l, r := strings.Count(out, " local address:"), strings.Count(out, " remote address:"); l != 2 || r != 2 {
@@ -190,7 +201,7 @@ func TestBWTwoQPs(t *testing.T) {
 // TestJSONTwoQPs: with -q 2 the document lists both QPs' records, each
 // side's local QP the other's remote, QP 0's also as local/remote.
 func TestJSONTwoQPs(t *testing.T) {
-	srv, cli, serr, cerr := runPair(t, newFakeStack(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2, JSON: true})
+	srv, cli, serr, cerr := runPair(t, newFabric(), Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2, JSON: true})
 	if serr != nil || cerr != nil {
 		t.Fatalf("server %v, client %v", serr, cerr)
 	}
@@ -230,7 +241,7 @@ func TestResolveQPs(t *testing.T) {
 // duration, the server receives on both QPs from its first message for
 // the duration (re-posting as they arrive) and each prints a row.
 func TestSendBWDuration(t *testing.T) {
-	v := newFakeStack()
+	v := newFabric()
 	srv, cli, serr, cerr := runPair(t, v, Options{Test: SendBW, GIDIndex: 1, IBPort: 1, Duration: time.Second, QPs: 2})
 	if serr != nil || cerr != nil {
 		t.Fatalf("server %v, client %v", serr, cerr)
@@ -294,7 +305,7 @@ func TestResolveRxDepth(t *testing.T) {
 func TestSendSmallRxDepth(t *testing.T) {
 	for _, o := range []Options{{Test: SendBW, QPs: 1}, {Test: SendBW, QPs: 2}, {Test: SendLat, QPs: 1}} {
 		o.GIDIndex, o.IBPort, o.Iters, o.RxDepth = 1, 1, 50, 2
-		srv, cli, serr, cerr := runPair(t, newFakeStack(), o)
+		srv, cli, serr, cerr := runPair(t, newFabric(), o)
 		if serr != nil || cerr != nil {
 			t.Fatalf("%s -q %d -r 2: server %v, client %v", o.Test, o.QPs, serr, cerr)
 		}
@@ -315,7 +326,7 @@ func TestSendSmallRxDepth(t *testing.T) {
 // unknown QP's record where it expected a sync point.
 func TestQPCountMismatchNamed(t *testing.T) {
 	for _, qps := range [][2]int{{1, 2}, {2, 1}} {
-		v := newFakeStack()
+		v := newFabric()
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -326,10 +337,10 @@ func TestQPCountMismatchNamed(t *testing.T) {
 		so, co := o, o
 		so.QPs, co.QPs, co.Server = qps[0], qps[1], "127.0.0.1"
 		done := make(chan error, 1)
-		go func() { done <- Run(so, v, io.Discard, io.Discard) }()
+		go func() { done <- runOn(so, v, io.Discard, io.Discard) }()
 		var cerr error
 		for i := 0; i < 100; i++ {
-			if cerr = Run(co, v, io.Discard, io.Discard); !errors.Is(cerr, syscall.ECONNREFUSED) {
+			if cerr = runOn(co, v, io.Discard, io.Discard); !errors.Is(cerr, syscall.ECONNREFUSED) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

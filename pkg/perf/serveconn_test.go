@@ -8,7 +8,7 @@ import (
 // A responder's accepted connection runs the server side; Measure's
 // result is the client's report, which the server receives too.
 func TestServeConnAndMeasure(t *testing.T) {
-	v := newFakeStack()
+	v := newFabric()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestServeConnPeerGone(t *testing.T) {
 	a, b := net.Pipe()
 	b.Close()
 	defer a.Close()
-	if _, err := ServeConn(Options{Test: WriteBW, IBPort: 1, GIDIndex: 1}, newFakeStack(), a); err == nil {
+	if _, err := ServeConn(Options{Test: WriteBW, IBPort: 1, GIDIndex: 1}, newFabric(), a); err == nil {
 		t.Fatal("ServeConn with a closed peer returned no error")
 	}
 }

@@ -10,35 +10,41 @@ import (
 // control connection's and each data QP's, once their address is resolved,
 // and both headers name it after the exchange method, as perftest's.
 func TestTOSWithRDMACM(t *testing.T) {
-	v := newFakeStack()
+	v := newFabric()
 	tos := 96
 	srv, cli, serr, cerr := runPair(t, v, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2, RDMACM: true, TOS: &tos})
 	if serr != nil || cerr != nil {
 		t.Fatalf("server %v, client %v", serr, cerr)
 	}
 	// a connect the server rejects (not listening yet) is tried again
-	if len(v.tos) < 3 || slices.ContainsFunc(v.tos, func(x uint8) bool { return x != 96 }) {
-		t.Errorf("TOS set on the ids: %v, want 96 on at least 3 (control and two QPs)", v.tos)
+	if tos := v.TypesOfService(); len(tos) < 3 || slices.ContainsFunc(tos, func(x uint8) bool { return x != 96 }) {
+		t.Errorf("TOS set on the ids: %v, want 96 on at least 3 (control and two QPs)", tos)
 	}
 	for side, out := range map[string]string{"server": srv, "client": cli} {
 		if !strings.Contains(out, " Data ex. method : rdma_cm \tTOS    : 96\n") {
 			t.Errorf("%s header lacks the TOS:\n%s", side, out)
 		}
 	}
-	v = newFakeStack()
-	if _, _, serr, cerr := runPair(t, v, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, RDMACM: true}); serr != nil || cerr != nil || len(v.tos) != 0 {
-		t.Errorf("without -T: TOS set %v (server %v, client %v)", v.tos, serr, cerr)
+	v = newFabric()
+	if _, _, serr, cerr := runPair(t, v, Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, RDMACM: true}); serr != nil || cerr != nil || len(v.TypesOfService()) != 0 {
+		t.Errorf("without -T: TOS set %v (server %v, client %v)", v.TypesOfService(), serr, cerr)
 	}
 }
 
 // TestTrafficClass: --tclass goes into the GRH of both sides' RTR.
 func TestTrafficClass(t *testing.T) {
-	v := newFakeStack()
+	v := newFabric()
 	if _, _, serr, cerr := runPair(t, v, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, TrafficClass: 106}); serr != nil || cerr != nil {
 		t.Fatalf("server %v, client %v", serr, cerr)
 	}
-	if want := []uint8{106, 106}; !slices.Equal(v.tclasses, want) {
-		t.Errorf("RTR traffic classes %v, want %v", v.tclasses, want)
+	var tclasses []uint8
+	for _, r := range perfQPs(v) {
+		if r.RTR.GRH != nil {
+			tclasses = append(tclasses, r.RTR.GRH.TrafficClass)
+		}
+	}
+	if want := []uint8{106, 106}; !slices.Equal(tclasses, want) {
+		t.Errorf("RTR traffic classes %v, want %v", tclasses, want)
 	}
 }
 

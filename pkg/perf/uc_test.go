@@ -21,7 +21,7 @@ import (
 func TestUCFlows(t *testing.T) {
 	for _, test := range []Test{WriteBW, SendBW, WriteLat, SendLat} {
 		t.Run(test.String(), func(t *testing.T) {
-			f := newFakeStack()
+			f := newFabric()
 			srv, cli, serr, cerr := runPair(t, f, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 1000, Conn: rdma.QPTypeUC, Timeout: 5 * time.Second})
 			if serr != nil || cerr != nil {
 				t.Fatalf("server %v, client %v", serr, cerr)
@@ -34,16 +34,15 @@ func TestUCFlows(t *testing.T) {
 			if test.IsSend() && !strings.Contains(srv, " RX depth        : 1000\n") {
 				t.Errorf("the server's RX depth should be the iterations, 1000:\n%s", srv)
 			}
-			if len(f.qpTypes) != 2 || f.qpTypes[0] != rdma.QPTypeUC || f.qpTypes[1] != rdma.QPTypeUC {
-				t.Errorf("endpoints made with QP types %v, want UC twice", f.qpTypes)
+			qps := perfQPs(f)
+			if len(qps) != 2 || qps[0].Type != rdma.QPTypeUC || qps[1].Type != rdma.QPTypeUC {
+				t.Errorf("QPs readied %+v, want UC twice", qps)
 			}
-			for _, a := range f.rtrs {
-				if a.MaxDestRdAtomic != 0 || a.MinRNRTimer != 0 || a.DestQPN == 0 || a.GRH == nil {
+			for _, r := range qps {
+				if a := r.RTR; a.MaxDestRdAtomic != 0 || a.MinRNRTimer != 0 || a.DestQPN == 0 || a.GRH == nil {
 					t.Errorf("UC RTR %+v: path only", a)
 				}
-			}
-			for _, a := range f.rtss {
-				if a != (rdma.RTSAttr{SQPSN: a.SQPSN}) {
+				if a := r.RTS; a != (rdma.RTSAttr{SQPSN: a.SQPSN}) {
 					t.Errorf("UC RTS %+v: the send PSN only", a)
 				}
 			}
@@ -93,13 +92,13 @@ func TestResolveUC(t *testing.T) {
 }
 
 // TestUDFlows: -c UD runs send_bw and send_lat on UD QPs (RTS with the
-// send PSN alone), messages bounded by the path MTU (the fake's 1024
+// send PSN alone), messages bounded by the path MTU (rdmatest's 1024
 // bytes: send_bw's default 65536 runs 1024), each received with room for
-// the 40-byte GRH before it (the fake fails a receive without).
+// the 40-byte GRH before it (rdmatest fails a receive without).
 func TestUDFlows(t *testing.T) {
 	for _, o := range []Options{{Test: SendBW}, {Test: SendLat}, {Test: SendLat, BusyPoll: true}, {Test: SendBW, QPs: 2, Size: 1024}} {
 		t.Run(o.Test.String(), func(t *testing.T) {
-			f := newFakeStack()
+			f := newFabric()
 			o.GIDIndex, o.IBPort, o.Iters, o.Conn, o.Timeout = 1, 1, 1000, rdma.QPTypeUD, 5*time.Second
 			srv, cli, serr, cerr := runPair(t, f, o)
 			if serr != nil || cerr != nil {
@@ -115,13 +114,15 @@ func TestUDFlows(t *testing.T) {
 					t.Errorf("send_bw -c UD %s should report 1024 bytes, the MTU:\n%s", side, out)
 				}
 			}
-			for _, ty := range f.qpTypes {
-				if ty != rdma.QPTypeUD {
-					t.Errorf("endpoints made with QP types %v, want UD", f.qpTypes)
-				}
+			qps := perfQPs(f)
+			if len(qps) != 2*max(o.QPs, 1) {
+				t.Errorf("%d QPs readied, want %d", len(qps), 2*max(o.QPs, 1))
 			}
-			for _, a := range f.rtss {
-				if a != (rdma.RTSAttr{SQPSN: a.SQPSN}) {
+			for _, r := range qps {
+				if r.Type != rdma.QPTypeUD {
+					t.Errorf("QP %#x readied as %v, want UD", r.Num, r.Type)
+				}
+				if a := r.RTS; a != (rdma.RTSAttr{SQPSN: a.SQPSN}) {
 					t.Errorf("UD RTS %+v: the send PSN only", a)
 				}
 			}
@@ -187,7 +188,7 @@ func TestUDInlineCutSaysSo(t *testing.T) {
 	ln.Close() // the client finds no server, after the warning
 	var out, errOut bytes.Buffer
 	o := Options{Test: SendLat, Conn: rdma.QPTypeUD, InlineSize: 900, GIDIndex: 1, IBPort: 1, Server: "127.0.0.1", TCPPort: port, Timeout: time.Second}
-	if err := Run(o, newFakeStack(), &out, &errOut); err == nil {
+	if err := runOn(o, newFabric(), &out, &errOut); err == nil {
 		t.Fatal("a client without a server ran")
 	}
 	if !strings.HasPrefix(out.String(), resultLine) || !strings.HasPrefix(errOut.String(), "Setting inline size to 884 (Max inline size in UD)\n") {

@@ -49,8 +49,7 @@ func TestServeAnswersPingpong(t *testing.T) {
 }
 
 // A perftest client on the same port still reaches the write_bw side
-// (rdmatest makes no perftest endpoints: its version exchange, answered
-// busy, shows where it went).
+// (its version exchange, answered busy, shows where it went).
 func TestPerfPortSessionTakesPerftestToWriteBW(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()

@@ -402,6 +402,9 @@ func (id *CMID) Connect(p *rdma.ConnParam) error {
 	if dev == nil {
 		dev = f.deviceOf(id.remote.Addr())
 	}
+	if p != nil {
+		f.params = append(f.params, *p)
+	}
 	child := &CMID{f: f, ch: l.ch, ps: id.ps, dev: dev, local: id.remote, remote: id.local, peer: id, request: true}
 	id.peer = child
 	ev := rdma.CMEvent{Type: rdma.CMEventConnectRequest, ID: child, Listen: l}
@@ -442,6 +445,9 @@ func (id *CMID) Accept(p *rdma.ConnParam) error {
 	}
 	if p != nil && id.qp == nil {
 		id.qpNum = p.QPNum
+	}
+	if p != nil {
+		f.params = append(f.params, *p)
 	}
 	id.request = false
 	if id.ps == rdma.PortSpaceUDP {
@@ -565,7 +571,7 @@ func (id *CMID) CreateTypedQP(pd rdma.PD, send, recv rdma.CQ, cap rdma.QPCap, t 
 	f := id.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	q.id, q.blockSelfMcast = id, blockSelfMcast
+	q.id, q.blockSelfMcast, q.byCM = id, blockSelfMcast, true
 	q.init = rdma.InitAttr{Port: 1, Access: rdma.AccessLocalWrite | rdma.AccessRemoteRead | rdma.AccessRemoteWrite, QKey: udpQKey}
 	if err := q.modify(rdma.QPStateReset, rdma.QPStateInit); err != nil {
 		return nil, err
@@ -577,6 +583,7 @@ func (id *CMID) CreateTypedQP(pd rdma.PD, send, recv rdma.CQ, cap rdma.QPCap, t 
 		if err := q.modify(rdma.QPStateRTR, rdma.QPStateRTS); err != nil {
 			return nil, err
 		}
+		q.readied = true
 	}
 	id.qp = q
 	return q, nil
@@ -750,6 +757,7 @@ func (id *CMID) SetTOS(tos uint8) error {
 		return err
 	}
 	id.tos = tos
+	id.f.tos = append(id.f.tos, tos)
 	return nil
 }
 

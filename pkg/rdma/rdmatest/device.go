@@ -18,7 +18,7 @@ type DeviceConfig struct {
 }
 
 // Device is an open device with one port (rdma.Device and
-// rdma.VerbsDevice). It offers no rdma.Perf endpoints.
+// rdma.VerbsDevice), which makes perf endpoints (rdma.Perf, perf.go).
 type Device struct {
 	fabric   *Fabric
 	cfg      DeviceConfig
@@ -79,7 +79,7 @@ func (d *Device) QueryDevice() (rdma.DeviceAttr, error) {
 		return rdma.DeviceAttr{}, err
 	}
 	return rdma.DeviceAttr{PhysPortCnt: 1, MaxQP: 1 << 16, MaxQPWR: 1 << 14, MaxSGE: 32, MaxCQE: 1 << 16,
-		MaxSRQ: 1 << 10, MaxSRQWR: 1 << 14, MaxSRQSGE: 27, MaxAH: 1 << 10, AtomicCap: rdma.AtomicCap(1)}, nil
+		MaxSRQ: 1 << 10, MaxSRQWR: 1 << 14, MaxSRQSGE: 27, MaxAH: 1 << 10, AtomicCap: rdma.AtomicCap(1), MaxQPRdAtom: maxRDAtomic}, nil
 }
 
 // QueryPort is port 1's attributes; other ports are EINVAL.

@@ -3,8 +3,8 @@
 // pairs, and work requests really move bytes between their memory
 // regions (SEND and RECV with immediate, RDMA WRITE and READ, the atomics,
 // UD sends through an address handle, multicast groups, shared receive
-// queues), and its connection manager raises the events rdma_cm raises
-// (cm.go). A test can make any verb or rdma_cm call fail, any send
+// queues), its devices make perftest's endpoints (rdma.Perf, perf.go),
+// and its connection manager raises the events rdma_cm raises (cm.go). A test can make any verb or rdma_cm call fail, any send
 // complete with an error status, and a connection end as when the
 // process at one end dies.
 //
@@ -14,8 +14,10 @@
 package rdmatest
 
 import (
+	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -43,6 +45,12 @@ type Fabric struct {
 	bound    []*CMID // ids with a local address, listeners among them
 	nextPort uint16
 	groups   map[rdma.GID][]*QP
+
+	made    []*QP // every QP made, closed ones too
+	inlined int
+	params  []rdma.ConnParam
+	tos     []uint8
+	wire    time.Duration
 }
 
 // NewFabric is an empty network.
@@ -112,6 +120,54 @@ func (f *Fabric) Posts(op rdma.WROpcode) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.posts[op]
+}
+
+// InlinePosts is how many send work requests were posted with their
+// payload inline (IBV_SEND_INLINE).
+func (f *Fabric) InlinePosts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inlined
+}
+
+// QPRecord is what a QP was made and readied with.
+type QPRecord struct {
+	Num  uint32
+	Type rdma.QPType
+	// CM: rdma_cm made the QP (rdma_create_qp) and readied it.
+	CM bool
+	// Readied: the QP reached RTS, with these attributes (a QP the CM
+	// readied has the ones rdma_cm computed).
+	Readied bool
+	RTR     rdma.RTRAttr
+	RTS     rdma.RTSAttr
+}
+
+// QPRecords are the records of every QP made on the fabric, closed ones
+// too, in the order they were made.
+func (f *Fabric) QPRecords() []QPRecord {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]QPRecord, len(f.made))
+	for i, q := range f.made {
+		out[i] = QPRecord{Num: q.num, Type: q.typ, CM: q.byCM, Readied: q.readied, RTR: q.rtr, RTS: q.rts}
+	}
+	return out
+}
+
+// ConnParams are the connection parameters of every connect request a
+// listener took and of every accept, in order.
+func (f *Fabric) ConnParams() []rdma.ConnParam {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.params)
+}
+
+// TypesOfService are the types of service set on ids, in order.
+func (f *Fabric) TypesOfService() []uint8 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.tos)
 }
 
 // Opens is how many times a device was opened.

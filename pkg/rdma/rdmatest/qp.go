@@ -20,7 +20,10 @@ type QP struct {
 	cap    rdma.QPCap
 	init   rdma.InitAttr
 	rtr    rdma.RTRAttr
-	posted []recvWR
+	rts    rdma.RTSAttr
+	// readied: the QP reached RTS; byCM: rdma_cm made it.
+	readied, byCM bool
+	posted        []recvWR
 	// pending are RC sends that arrived before a receive was posted.
 	pending []inbound
 	// id is the rdma_cm id the QP serves, if any.
@@ -95,7 +98,11 @@ func (q *QP) ToRTR(a rdma.RTRAttr) error {
 func (q *QP) ToRTS(a rdma.RTSAttr) error {
 	q.fabric.mu.Lock()
 	defer q.fabric.mu.Unlock()
-	return q.modify(rdma.QPStateRTR, rdma.QPStateRTS)
+	if err := q.modify(rdma.QPStateRTR, rdma.QPStateRTS); err != nil {
+		return err
+	}
+	q.rts, q.readied = a, true
+	return nil
 }
 
 // ToError moves the QP to ERR and flushes its receives.
@@ -126,7 +133,11 @@ func (q *QP) ready(dest uint32) error {
 		return err
 	}
 	q.rtr = rdma.RTRAttr{PathMTU: q.dev.cfg.ActiveMTU, DestQPN: dest, Port: 1}
-	return q.modify(rdma.QPStateRTR, rdma.QPStateRTS)
+	if err := q.modify(rdma.QPStateRTR, rdma.QPStateRTS); err != nil {
+		return err
+	}
+	q.readied = true
+	return nil
 }
 
 // QKey is the Q_Key the QP was given (rdma.QKeyQP).
@@ -366,8 +377,11 @@ func (q *QP) postSend(wr rdma.SendWR) error {
 		q.fail(wr.ID, op, rdma.WCLocProtErr)
 		return nil
 	}
-	if wr.Inline && uint32(len(data)) > q.cap.MaxInlineData {
-		return rdma.Errorf("ibv_post_send", syscall.EINVAL)
+	if wr.Inline {
+		if uint32(len(data)) > q.cap.MaxInlineData {
+			return rdma.Errorf("ibv_post_send", syscall.EINVAL)
+		}
+		f.inlined++
 	}
 	var peer *QP
 	if wr.UD != nil {

@@ -124,6 +124,7 @@ func (p *pd) CreateQP(a rdma.QPInitAttr) (rdma.QP, error) {
 	q := &QP{fabric: f, dev: p.dev, num: f.nextQPN, typ: a.Type, send: send, recv: recv, srq: s, cap: a.Cap}
 	f.nextQPN++
 	f.qps[q.num] = q
+	f.made = append(f.made, q)
 	if s != nil {
 		s.qps = append(s.qps, q)
 	}

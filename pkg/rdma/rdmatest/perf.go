@@ -1,0 +1,469 @@
+package rdmatest
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+// The perf endpoints (rdma.Perf): QPs of the fabric sharing two CQs and
+// one memory region, their data paths run over the QPs' verbs. Each
+// endpoint has a clock its data paths stamp with, as perftest stamps with
+// the CPU's counter: with a wire time set (SetWireTime) it is virtual and
+// advances by it for every message the endpoint sends or takes, so that
+// timings are exact; without, it is the monotonic clock.
+
+// perfMaxInline is the most inline data a perf endpoint's QPs hold: asked
+// for more, they give this much, as providers may.
+const perfMaxInline = 512
+
+// SetWireTime makes each message a perf endpoint sends or takes last d on
+// its clock, and a timed Stream post its messages d apart in real time.
+func (f *Fabric) SetWireTime(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wire = d
+}
+
+// perfEndpoint is one rdma.PerfEndpoint.
+type perfEndpoint struct {
+	f          *Fabric
+	pd         *pd
+	mr         *MR
+	send, recv *CQ
+	qps        []*QP
+	ahs        []rdma.AH // a UD QP's peer
+	dests      []uint32  // a UD QP's peer QP
+	qkey       uint32
+	txDepth    int
+	events     bool
+	maxInline  int
+	now        int64 // the virtual clock, f.mu
+	base       time.Time
+}
+
+// NewPerfEndpoint makes a perf endpoint's QPs, CQs and memory and moves
+// the QPs to INIT on c.Port.
+func (d *Device) NewPerfEndpoint(c rdma.PerfConfig) (rdma.PerfEndpoint, error) {
+	typ := c.Type
+	if typ == 0 {
+		typ = rdma.QPTypeRC
+	}
+	n := max(c.QPs, 1)
+	if n > rdma.MaxPerfQPs || c.BufSize <= 0 || c.TxDepth < 1 {
+		return nil, rdma.Errorf("ibv_create_qp", syscall.EINVAL)
+	}
+	ctx := d.VerbsContext()
+	p, err := ctx.AllocPD()
+	if err != nil {
+		return nil, err
+	}
+	e := &perfEndpoint{f: d.fabric, pd: p.(*pd), qkey: c.QKey, txDepth: c.TxDepth, events: c.Events,
+		maxInline: min(c.MaxInline, perfMaxInline), base: time.Now()}
+	if err := e.make(ctx, c, typ, n); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// make registers the memory and makes the CQs and QPs.
+func (e *perfEndpoint) make(ctx rdma.Context, c rdma.PerfConfig, typ rdma.QPType, n int) error {
+	mr, err := e.pd.RegMR(c.BufSize, rdma.AccessLocalWrite|rdma.AccessRemoteWrite|rdma.AccessRemoteRead|rdma.AccessRemoteAtomic)
+	if err != nil {
+		return err
+	}
+	e.mr = mr.(*MR)
+	for _, cq := range []**CQ{&e.send, &e.recv} {
+		q, err := ctx.CreateCQ(max(c.TxDepth, c.RxDepth, 1)*n, nil)
+		if err != nil {
+			return err
+		}
+		*cq = q.(*CQ)
+	}
+	qcap := rdma.QPCap{MaxSendWR: uint32(c.TxDepth), MaxRecvWR: uint32(max(c.RxDepth, 1)), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: uint32(e.maxInline)}
+	for range n {
+		qp, err := e.pd.CreateQP(rdma.QPInitAttr{Type: typ, SendCQ: e.send, RecvCQ: e.recv, Cap: qcap})
+		if err != nil {
+			return err
+		}
+		q := qp.(*QP)
+		e.qps = append(e.qps, q)
+		e.ahs, e.dests = append(e.ahs, nil), append(e.dests, 0)
+		if err := q.ToInit(rdma.InitAttr{Port: c.Port, QKey: c.QKey,
+			Access: rdma.AccessLocalWrite | rdma.AccessRemoteWrite | rdma.AccessRemoteRead | rdma.AccessRemoteAtomic}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *perfEndpoint) QPN(qp int) uint32 { return e.qps[qp].num }
+func (e *perfEndpoint) Buffer() []byte    { return e.mr.buf }
+func (e *perfEndpoint) Addr() uint64      { return e.mr.addr }
+func (e *perfEndpoint) LKey() uint32      { return e.mr.key }
+func (e *perfEndpoint) RKey() uint32      { return e.mr.key }
+func (e *perfEndpoint) MaxInline() int    { return e.maxInline }
+
+// SendCQ and RecvCQ sleep only with PerfConfig.Events, as a CQ without a
+// completion channel cannot.
+func (e *perfEndpoint) SendCQ() rdma.CQ { return &perfCQ{CQ: e.send, events: e.events} }
+func (e *perfEndpoint) RecvCQ() rdma.CQ { return &perfCQ{CQ: e.recv, events: e.events} }
+
+type perfCQ struct {
+	*CQ
+	events bool
+}
+
+func (q *perfCQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Duration) (int, bool, error) {
+	if !q.events {
+		return 0, false, rdma.Errorf("ibv_get_cq_event", syscall.EINVAL)
+	}
+	return q.CQ.Await(wc, also, timeout)
+}
+
+// ToRTR readies QP qp; a UD QP takes the peer's address as an address
+// handle.
+func (e *perfEndpoint) ToRTR(qp int, a rdma.RTRAttr) error {
+	q := e.qps[qp]
+	if q.typ == rdma.QPTypeUD {
+		ah, err := e.pd.CreateAH(rdma.AHAttr{DLID: a.DLID, Port: a.Port, GRH: a.GRH})
+		if err != nil {
+			return err
+		}
+		e.ahs[qp], e.dests[qp] = ah, a.DestQPN
+	}
+	return q.ToRTR(a)
+}
+
+func (e *perfEndpoint) ToRTS(qp int, a rdma.RTSAttr) error { return e.qps[qp].ToRTS(a) }
+
+// clock is the endpoint's time in nanoseconds.
+func (e *perfEndpoint) clock() int64 {
+	e.f.mu.Lock()
+	defer e.f.mu.Unlock()
+	if e.f.wire == 0 {
+		return int64(time.Since(e.base))
+	}
+	return e.now
+}
+
+// pass advances the virtual clock by n messages.
+func (e *perfEndpoint) pass(n int) {
+	e.f.mu.Lock()
+	defer e.f.mu.Unlock()
+	e.now += int64(n) * int64(e.f.wire)
+}
+
+// post posts wr on QP qp, addressed to a UD QP's peer.
+func (e *perfEndpoint) post(qp int, wr rdma.SendWR) error {
+	if e.qps[qp].typ == rdma.QPTypeUD {
+		wr.UD = &rdma.UDDest{AH: e.ahs[qp], QPN: e.dests[qp], QKey: e.qkey}
+	}
+	if err := e.qps[qp].PostSend(wr); err != nil {
+		return err
+	}
+	e.pass(1)
+	return nil
+}
+
+func (e *perfEndpoint) PostSend(wr rdma.SendWR) error { return e.post(0, wr) }
+
+func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
+	if qp < 0 || qp >= len(e.qps) {
+		return rdma.Errorf("ibv_post_recv", syscall.EINVAL)
+	}
+	for range n {
+		if err := e.qps[qp].PostRecv(uint64(qp), sge); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take waits for up to len(wc) completions of cq for at most idle.
+func take(cq *CQ, wc []rdma.WC, idle time.Duration) (int, error) {
+	if n, err := cq.Poll(wc); n > 0 || err != nil {
+		return n, err
+	}
+	n, _, err := cq.Await(wc, nil, max(idle, time.Nanosecond))
+	return n, err
+}
+
+// Stream is perftest's run_iter_bw over the QPs: each request's work
+// request ID is its QP and the number of requests its completion covers.
+func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
+	list := max(s.PostList, 1)
+	total := s.Iters * len(s.Targets)
+	if len(s.Targets) == 0 || len(s.Targets) > len(e.qps) || s.TxDepth < 1 || s.TxDepth > e.txDepth || s.CQMod < 1 ||
+		list > rdma.MaxPostList || s.Duration <= 0 && (s.Iters < 1 || len(s.Posted) < total || len(s.Completed) < total) {
+		return rdma.StreamResult{}, rdma.Errorf("ibv_post_send", syscall.EINVAL)
+	}
+	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
+	if s.Duration > 0 {
+		return st.runFor()
+	}
+	return st.run()
+}
+
+type streamRun struct {
+	e        *perfEndpoint
+	s        rdma.Stream
+	list     int
+	posted   []int // per QP
+	inFlight []int
+	total    int // posted over all QPs
+}
+
+// postRound lets each QP post the lists its depth allows, the QPs taking
+// turns; stamp receives each request's post time.
+func (r *streamRun) postRound(limit int, stamp func(k int, t int64)) error {
+	for qp, t := range r.s.Targets {
+		for (limit == 0 || r.posted[qp] < limit) && r.inFlight[qp]+r.list <= r.s.TxDepth {
+			for range r.list {
+				r.posted[qp]++
+				n := r.posted[qp]
+				covered := 0
+				if n%r.s.CQMod == 0 {
+					covered = r.s.CQMod
+				} else if n == limit {
+					covered = n % r.s.CQMod
+				}
+				wr := rdma.SendWR{ID: uint64(qp)<<32 | uint64(covered), Op: r.s.Op, Local: t.Local, RemoteAddr: t.RemoteAddr, RKey: t.RKey,
+					Signaled: covered > 0, Inline: r.s.Inline}
+				if r.s.Op == rdma.WRAtomicFetchAndAdd {
+					wr.CompareAdd = 1
+				}
+				stamp(r.total, r.e.clock())
+				r.total++
+				r.inFlight[qp]++
+				if err := r.e.post(qp, wr); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// reap takes the completions there are, waiting up to the idle time for
+// the first; each reports the requests it covered.
+func (r *streamRun) reap(wc []rdma.WC, got func(covered int, t int64)) error {
+	n, err := take(r.e.send, wc, r.s.Idle)
+	if err != nil {
+		return err
+	}
+	now := r.e.clock()
+	for _, w := range wc[:n] {
+		if w.Status != rdma.WCSuccess {
+			return &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
+		}
+		qp, covered := int(w.WRID>>32), int(uint32(w.WRID))
+		if qp >= len(r.inFlight) {
+			return fmt.Errorf("a completion for QP %d of %d", qp, len(r.inFlight))
+		}
+		r.inFlight[qp] -= covered
+		got(covered, now)
+	}
+	return nil
+}
+
+func (r *streamRun) run() (rdma.StreamResult, error) {
+	var res rdma.StreamResult
+	want := uint64(r.s.Iters * len(r.s.Targets))
+	var wc [16]rdma.WC
+	for res.Completed < want {
+		if err := r.postRound(r.s.Iters, func(k int, t int64) { r.s.Posted[k] = t }); err != nil {
+			return res, err
+		}
+		if err := r.reap(wc[:], func(covered int, t int64) {
+			res.Completed += uint64(covered)
+			r.s.Completed[res.Completed-1] = t
+		}); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// runFor streams for s.Duration of real time and counts the completions
+// of the sample window, Margin in from either end.
+func (r *streamRun) runFor() (rdma.StreamResult, error) {
+	var res rdma.StreamResult
+	start := time.Now()
+	from, to, end := start.Add(r.s.Margin), start.Add(r.s.Duration-r.s.Margin), start.Add(r.s.Duration)
+	var wc [16]rdma.WC
+	r.e.f.mu.Lock()
+	pace := r.e.f.wire
+	r.e.f.mu.Unlock()
+	for time.Now().Before(end) {
+		before := r.total
+		if err := r.postRound(0, func(int, int64) {}); err != nil {
+			return res, err
+		}
+		if pace > 0 && r.total > before {
+			time.Sleep(time.Duration(r.total-before) * pace)
+		}
+		if err := r.reap(wc[:], func(covered int, t int64) {
+			if now := time.Now(); now.Before(from) || now.After(to) {
+				return
+			}
+			if res.Completed == 0 {
+				res.First = t
+			}
+			res.Completed += uint64(covered)
+			res.Last = t
+		}); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Receive is perftest's run_iter_bw_server: the shared receive CQ taken
+// up to 16 at a time, each QP's receives posted again while more are due.
+func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
+	var res rdma.ReceiveResult
+	var wc [16]rdma.WC
+	total := uint64(r.Iters * len(r.SGEs))
+	got := make([]int, len(r.SGEs))
+	for res.Completed < total {
+		n, err := take(e.recv, wc[:], r.Idle)
+		if err != nil {
+			return res, err
+		}
+		e.pass(n)
+		if res.Last = e.clock(); res.Completed == 0 {
+			res.First = res.Last
+		}
+		due := make([]int, len(r.SGEs))
+		for _, w := range wc[:n] {
+			if w.Status != rdma.WCSuccess {
+				return res, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
+			}
+			q := int(w.WRID)
+			if q >= len(r.SGEs) {
+				return res, fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
+			}
+			got[q]++
+			res.Completed++
+			if got[q]+r.RxDepth <= r.Iters {
+				due[q]++
+			}
+		}
+		for q, k := range due {
+			if err := e.PostRecvs(q, k, r.SGEs[q]); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// SendPingPong is perftest's run_iter_lat_send on QP 0.
+func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
+	var wc [1]rdma.WC
+	one := func(cq *CQ) error {
+		if _, err := take(cq, wc[:], p.Idle); err != nil {
+			return err
+		}
+		if wc[0].Status != rdma.WCSuccess {
+			return &rdma.WCError{Status: wc[0].Status, VendorErr: wc[0].VendorErr}
+		}
+		return nil
+	}
+	for scnt, rcnt := 0, 0; scnt < p.Iters || rcnt < p.Iters; {
+		if rcnt < p.Iters && !(scnt < 1 && p.Client) {
+			if err := one(e.recv); err != nil {
+				return err
+			}
+			e.pass(1)
+			if rcnt++; rcnt+p.RxDepth <= p.Iters {
+				if err := e.PostRecvs(0, 1, p.Recv); err != nil {
+					return err
+				}
+			}
+		}
+		if scnt < p.Iters {
+			p.Posted[scnt] = e.clock()
+			scnt++
+			if err := e.post(0, rdma.SendWR{Op: rdma.WRSend, Local: p.Local, Signaled: true, Inline: p.Inline}); err != nil {
+				return err
+			}
+			if err := one(e.send); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WaitByte looks at the buffer until off reads want or timeout passes.
+func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
+	if off < 0 || off >= len(e.mr.buf) {
+		return rdma.Errorf("wait byte", syscall.EINVAL)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		e.f.mu.Lock()
+		got := e.mr.buf[off]
+		e.f.mu.Unlock()
+		if got == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return rdma.ErrTimeout
+		}
+		runtime.Gosched()
+	}
+}
+
+// Close destroys the QPs, the CQs, the memory and the PD.
+func (e *perfEndpoint) Close() error {
+	for _, q := range e.qps {
+		q.Close()
+	}
+	for _, cq := range []*CQ{e.send, e.recv} {
+		if cq != nil {
+			cq.Close()
+		}
+	}
+	if e.mr != nil {
+		e.mr.Close()
+	}
+	return e.pd.Close()
+}
+
+// ReadyPerfQP moves QP qp of a perf endpoint of this fabric through RTR
+// to RTS towards the peer's QP, as for the program's own QP, with
+// minRNRTimer.
+func (id *CMID) ReadyPerfQP(ep rdma.PerfEndpoint, qp int, minRNRTimer uint8) error {
+	e, ok := ep.(*perfEndpoint)
+	if !ok || qp < 0 || qp >= len(e.qps) {
+		return rdma.Errorf("rdma_init_qp_attr", syscall.EINVAL)
+	}
+	f := id.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("rdma_init_qp_attr"); err != nil {
+		return err
+	}
+	if id.peer == nil {
+		return rdma.Errorf("rdma_init_qp_attr", syscall.EINVAL)
+	}
+	q := e.qps[qp]
+	if err := q.ready(id.peer.qpn()); err != nil {
+		return err
+	}
+	q.rtr.MinRNRTimer = minRNRTimer
+	q.id, id.qp, id.own = id, q, true
+	return nil
+}
+
+var (
+	_ rdma.Perf     = (*Device)(nil)
+	_ rdma.PerfCMID = (*CMID)(nil)
+)
