@@ -68,8 +68,15 @@ func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr
 		time.Sleep(20 * time.Millisecond)
 	}
 	if cerr != nil {
-		// A failed client leaves the server waiting for the next step.
-		return sout.String(), cout.String(), nil, cerr
+		// A failed client may leave the server waiting for the next step:
+		// it is given a moment to fail too (a test that restores package
+		// state after it must not race a server still running).
+		select {
+		case serr = <-done:
+			return sout.String(), cout.String(), serr, cerr
+		case <-time.After(2 * time.Second):
+			return "", cout.String(), nil, cerr
+		}
 	}
 	serr = <-done
 	return sout.String(), cout.String(), serr, nil
