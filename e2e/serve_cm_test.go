@@ -142,20 +142,7 @@ func TestTwoHostsServeCM(t *testing.T) {
 	if r := remote(t, time.Minute, waitRemote); r.Code != 0 {
 		t.Fatalf("serve on B does not listen for the rdma_cm tools: %+v", r)
 	}
-	for _, c := range []struct{ tool, want string }{
-		{"udaddy", "data transfers complete\n"},
-		{"ucmatose", "data transfers complete\n"},
-		{"rdma_client", "rdma_client: end 0\n"},
-	} {
-		if r := run(t, 2*time.Minute, c.tool, "-s", "10.9.1.2"); r.Code != 0 || !strings.Contains(r.Stdout, c.want) {
-			t.Errorf("%s -s 10.9.1.2 against B's serve: exit %d\n%s%s", c.tool, r.Code, r.Stdout, r.Stderr)
-		}
-	}
-	r := run(t, 2*time.Minute, rdmactl, "smoke", "10.9.1.2", "--cm", "--json")
-	checks := smokeChecks(t, r)
-	if r.Code != 0 || !checks["cm_rc"].OK || !checks["cm_ud"].OK {
-		t.Errorf("smoke --cm A -> B: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
+	cmToolsPassAgainstServe(t, "10.9.1.2", "against B's serve")
 
 	if r := remote(t, time.Minute, "kill -TERM $(cat "+pidFile+")"); r.Code != 0 {
 		t.Fatalf("cannot stop serve on B: %+v", r)
@@ -167,5 +154,25 @@ func TestTwoHostsServeCM(t *testing.T) {
 	}
 	if r := remote(t, time.Minute, "rdma res show qp | grep -v 'type GSI'; rdma res show cm_id"); strings.TrimSpace(r.Stdout) != "" {
 		t.Errorf("serve on B left RDMA resources:\n%s", r.Stdout)
+	}
+}
+
+// cmToolsPassAgainstServe runs the real udaddy, ucmatose and rdma_client
+// and smoke --cm against serve at addr (one session each, two for smoke);
+// when says in which situation, for the failure lines.
+func cmToolsPassAgainstServe(t *testing.T, addr, when string) {
+	t.Helper()
+	for _, c := range []struct{ tool, want string }{
+		{"udaddy", "data transfers complete\n"},
+		{"ucmatose", "data transfers complete\n"},
+		{"rdma_client", "rdma_client: end 0\n"},
+	} {
+		if r := run(t, 2*time.Minute, c.tool, "-s", addr); r.Code != 0 || !strings.Contains(r.Stdout, c.want) {
+			t.Errorf("%s -s %s %s: exit %d\n%s%s", c.tool, addr, when, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	r := run(t, 2*time.Minute, rdmactl, "smoke", addr, "--cm", "--json")
+	if checks := smokeChecks(t, r); r.Code != 0 || !checks["cm_rc"].OK || !checks["cm_ud"].OK {
+		t.Errorf("smoke --cm %s %s: exit %d\n%s%s", addr, when, r.Code, r.Stdout, r.Stderr)
 	}
 }
