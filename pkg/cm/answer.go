@@ -138,12 +138,15 @@ func (r *Request) release() {
 	}
 }
 
-// Result is how answering one client went.
+// Result is how answering one client, or one probe, went.
 type Result struct {
 	OK       bool
 	Messages int // sent and received
 	Error    string
 	Hint     string
+	// Event and Status are the rdma_cm event that failed a probe.
+	Event  rdma.CMEventType
+	Status int
 }
 
 // Answer runs the server side of the request's tool (udaddy, ucmatose
