@@ -40,7 +40,9 @@
 #         adaptive wait): t_typical; ROUNDS alternating rounds, every round
 #         and the best recorded; BENCH_BEFORE runs in the rounds too
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
-# BENCH_OUT (default bench/results.json) is where the host side writes.
+# BENCH_OUT (default bench/results.json) is where the host side writes;
+# BENCH_LAB_TIMEOUT (default 3600 s) bounds each boot (the perf part alone
+# takes most of half an hour at 1 vCPU).
 # Binaries run from the guest's tmpfs. Servers are awaited with
 # `rdma res show cm_id`, never a fixed sleep.
 set -euo pipefail
@@ -63,7 +65,7 @@ host() {
 	for smp in "${smps[@]}"; do
 		log=$(mktemp)
 		echo "== lab boot, $smp vCPU(s)"
-		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" -- \
+		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" --timeout "${BENCH_LAB_TIMEOUT:-3600}" -- \
 			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
 			tee "$log" | grep -v '^BENCH ' || { rm -f "$log"; echo "bench: the lab run at --smp $smp failed" >&2; exit 1; }
 		while IFS= read -r l; do records+=("${l#BENCH }"); done < <(grep '^BENCH ' "$log")
