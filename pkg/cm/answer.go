@@ -176,14 +176,10 @@ func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 		e.close()
 		fail, name = e.fail, "rdma_client"
 	} else {
-		ud := r.Tool == "udaddy"
-		if ud {
+		if r.Tool == "udaddy" {
 			o.PortSpace = rdma.PortSpaceUDP
 		}
-		t := newNodeTest(o, "cmatose", ud)
-		if ud {
-			t.name = "udaddy"
-		}
+		t := newToolTest(o)
 		t.ec, t.started = r.ec, time.Now()
 		ret = t.answer(r.id)
 		adopted := t.nodes[0].id != nil
@@ -200,20 +196,26 @@ func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 	if ret == 0 {
 		return Result{OK: true, Messages: messages}
 	}
-	res := Result{Error: fail.message(), Hint: fail.hint(name, "")}
+	hint := fail.hint(name, "")
 	switch {
 	case fail.Call == errStopped:
-		res.Hint = ""
+		hint = ""
 	case fail.Timeout != 0 && r.Tool != "rdma_client":
-		res.Hint = fmt.Sprintf("the client stopped answering within the timeout: is it still running, and with %s's default message count and size (-C %d -S %d), the only ones answered here?",
+		hint = fmt.Sprintf("the client stopped answering within the timeout: is it still running, and with %s's default message count and size (-C %d -S %d), the only ones answered here?",
 			r.Tool, DefaultCount, DefaultSize)
 	}
+	return failed(fail, hint, &errOut, fmt.Sprintf("return status %d", ret))
+}
+
+// failed is a failed run's Result: the failure's own message, else the
+// first line the tool printed on stderr, else fallback.
+func failed(fail failure, hint string, stderr *bytes.Buffer, fallback string) Result {
+	res := Result{Error: fail.message(), Hint: hint, Event: fail.Event, Status: fail.Status}
 	if res.Error == "" {
-		line, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n")
-		res.Error = line
+		res.Error, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 	}
 	if res.Error == "" {
-		res.Error = fmt.Sprintf("return status %d", ret)
+		res.Error = fallback
 	}
 	return res
 }

@@ -57,6 +57,15 @@ func newNodeTest(o *Options, name string, ud bool) *nodeTest {
 		byID: map[rdma.CMID]*node{}, count: o.Count, size: o.Size}
 }
 
+// newToolTest is the node test of o.Tool: udaddy's, over UD, or
+// ucmatose's, which calls itself cmatose.
+func newToolTest(o *Options) *nodeTest {
+	if o.Tool == "udaddy" {
+		return newNodeTest(o, "udaddy", true)
+	}
+	return newNodeTest(o, "cmatose", false)
+}
+
 func (t *nodeTest) createID() (rdma.CMID, error) {
 	if psc, ok := t.ec.(rdma.PortSpaceChannel); ok {
 		return psc.CreateIDIn(t.o.PortSpace)

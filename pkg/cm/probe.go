@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strings"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 )
@@ -17,21 +16,9 @@ func Probe(ctx context.Context, o *Options) Result {
 	var errOut bytes.Buffer
 	run := *o
 	run.IO, run.JSON, run.done = cli.Test(nil, io.Discard, &errOut), false, ctx.Done()
-	ud := o.Tool == "udaddy"
-	name := "cmatose"
-	if ud {
-		name = "udaddy"
-	}
-	t := newNodeTest(&run, name, ud)
+	t := newToolTest(&run)
 	if err := t.run(); err == nil {
 		return Result{OK: true, Messages: t.messages}
 	}
-	res := Result{Error: t.fail.message(), Hint: t.fail.hint(o.Tool, o.Server), Event: t.fail.Event, Status: t.fail.Status}
-	if res.Error == "" {
-		res.Error, _, _ = strings.Cut(strings.TrimSpace(errOut.String()), "\n")
-	}
-	if res.Error == "" {
-		res.Error = o.Tool + " failed"
-	}
-	return res
+	return failed(t.fail, t.fail.hint(o.Tool, o.Server), &errOut, o.Tool+" failed")
 }

@@ -17,10 +17,8 @@ func Run(ctx context.Context, o *Options) error {
 	run.done = ctx.Done()
 	o = &run
 	switch o.Tool {
-	case "udaddy":
-		return newNodeTest(o, "udaddy", true).run()
-	case "ucmatose":
-		return newNodeTest(o, "cmatose", false).run()
+	case "udaddy", "ucmatose":
+		return newToolTest(o).run()
 	case "rdma_server":
 		return runRDMAServer(o)
 	case "rdma_client":
