@@ -36,7 +36,7 @@ func (s *session) connectCM(v rdma.Verbs) error {
 			return &UsageError{fmt.Errorf("-R: %s is not an IPv4 address; perftest's rdma_cm exchange is IPv4 only", s.r.Server)}
 		}
 		s.cmServer = netip.AddrPortFrom(ip.Unmap(), s.cmPort)
-		if s.cmCtl, err = dialCMControl(cm, s.cmServer, s.r.TOS, s.r.Timeout); err != nil {
+		if s.cmCtl, err = dialCMControl(cm, s.cmServer, s.r.Timeout); err != nil {
 			err = fmt.Errorf("rdma_cm control connection to %v: %w", s.cmServer, err)
 			var ce *cmEventError
 			if errors.As(err, &ce) && ce.got.Type == rdma.CMEventRejected {

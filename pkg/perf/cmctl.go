@@ -55,7 +55,9 @@ func newCMControl(cm rdma.CM, timeout time.Duration) (*cmControl, error) {
 }
 
 // dialCMControl is the client's side: resolve, make the QP, connect.
-func dialCMControl(cm rdma.CM, server netip.AddrPort, tos *int, timeout time.Duration) (*cmControl, error) {
+// Without -T's type of service: perftest gives -T to the test's
+// connections only, so the exchange's packets leave with TOS 0.
+func dialCMControl(cm rdma.CM, server netip.AddrPort, timeout time.Duration) (*cmControl, error) {
 	c, err := newCMControl(cm, timeout)
 	if err != nil {
 		return nil, err
@@ -69,12 +71,7 @@ func dialCMControl(cm rdma.CM, server netip.AddrPort, tos *int, timeout time.Dur
 		want  rdma.CMEventType
 	}{
 		{func() error { return c.id.ResolveAddr(netip.Addr{}, server, 2*time.Second) }, rdma.CMEventAddrResolved},
-		{func() error {
-			if err := setTOS(c.id, tos); err != nil {
-				return err
-			}
-			return c.id.ResolveRoute(2 * time.Second)
-		}, rdma.CMEventRouteResolved},
+		{func() error { return c.id.ResolveRoute(2 * time.Second) }, rdma.CMEventRouteResolved},
 	}
 	for _, st := range steps {
 		if err = st.start(); err == nil {

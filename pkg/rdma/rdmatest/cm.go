@@ -386,6 +386,7 @@ func (id *CMID) Connect(p *rdma.ConnParam) error {
 	if id.dev == nil || id.peer != nil {
 		return rdma.Errorf("rdma_connect", syscall.EINVAL)
 	}
+	f.connectTOS = append(f.connectTOS, id.tos)
 	if p != nil && id.qp == nil {
 		id.qpNum = p.QPNum
 	}

@@ -50,7 +50,10 @@ type Fabric struct {
 	inlined int
 	params  []rdma.ConnParam
 	tos     []uint8
-	wire    time.Duration
+	// connectTOS is the type of service of each id that connected, in
+	// the order of the connects (0: none set).
+	connectTOS []uint8
+	wire       time.Duration
 }
 
 // NewFabric is an empty network.
@@ -168,6 +171,14 @@ func (f *Fabric) TypesOfService() []uint8 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.tos)
+}
+
+// ConnectTypesOfService are the types of service of the ids that
+// called rdma_connect, in order; 0 where none was set.
+func (f *Fabric) ConnectTypesOfService() []uint8 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.connectTOS)
 }
 
 // Opens is how many times a device was opened.
