@@ -235,9 +235,12 @@ func TestTwoHostsStatRetriesUnderLoss(t *testing.T) {
 	}
 	t.Cleanup(func() { remote(t, time.Minute, "tc qdisc del dev eth0 root") })
 
+	// Each side bounds its waits: a stalled step then ends the run with
+	// rdmactl's message naming it, where the server used to wait for a
+	// disconnect until the test's limit killed it.
 	lossyPing := func(extra string) (*background, *background) {
 		port := freshPort()
-		flags := []string{"-a", "10.9.1.1", "-C", "100", "-p", fmt.Sprint(port)}
+		flags := []string{"-a", "10.9.1.1", "-C", "50", "-p", fmt.Sprint(port), "--timeout", "60s"}
 		srv := start(t, 5*time.Minute, rdmactl, append([]string{"ping", "-s"}, flags...)...)
 		waitListening(t, port)
 		cli := start(t, 5*time.Minute, labRemote, "timeout 280 "+shellJoin(append([]string{rdmactl, "ping", "-c", extra}, flags...)))
