@@ -40,6 +40,13 @@ var perfOptionCases = []struct {
 	{"send_lat", "-U", sameSamples},
 	{"send_lat", "-e", nil},
 	{"write_bw", "-D 4 -f 1", nil},
+	{"write_bw", "-c UC -D 4 -f 1", nil},
+	{"send_bw", "-c UC -D 4 -f 1", nil},
+	{"send_bw", "-c UD -D 4 -f 1", nil},
+	{"write_bw", "-D 4 -f 1 --cpu_util", cpuUtilColumn},
+	{"send_bw", "-D 4 -f 1 --cpu_util", cpuUtilColumn},
+	{"send_lat", "-D 4 -f 1 --cpu_util", cpuUtilColumn},
+	{"write_bw", "--cpu_util", cpuUtilNeedsDuration},
 	{"write_bw", "-l 4", headerHas(" Post List       : 4\n CQ Moderation   : 4\n")},
 	{"send_bw", "-l 4", headerHas("                    Send Post List BW Test\n")},
 	{"write_bw", "-I 64 -s 64", inlineRun("write_bw", 64)},
@@ -48,6 +55,11 @@ var perfOptionCases = []struct {
 	{"send_lat", "-I 236", inlineRun("send_lat", 236)},
 	{"write_bw", "--tclass 106", nil},
 	{"send_lat", "--tclass 106", nil},
+	{"write_bw", "-L 64", nil},
+	{"read_bw", "-o 4", headerHas(" Outstand reads  : 4\n")},
+	{"read_lat", "-o 2", headerHas(" Outstand reads  : 2\n")},
+	{"atomic_bw", "-o 8", headerHas(" Outstand reads  : 8\n")},
+	{"read_bw", "-o 100000", readsCutToMax},
 	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
@@ -233,6 +245,43 @@ func headerHas(s string) func(*testing.T, string, result, result) {
 		if !strings.Contains(r.Stdout, s) {
 			t.Errorf("rdmactl %s lacks %q:\n%s", side, s, r.Stdout)
 		}
+	}
+}
+
+// readsCutToMax: -o above the device's max_qp_rd_atom is cut to it, with
+// the two lines perftest prints on stderr (the peer, perftest, gets the
+// same -o and prints them too) and the max in the header.
+func readsCutToMax(t *testing.T, side string, r, peer result) {
+	m := regexp.MustCompile(` Number of outstanding reads is above max = (\d+)\n Changing to that max value\n`).FindStringSubmatch(peer.Stderr)
+	if m == nil {
+		t.Fatalf("perftest with -o 100000 printed no warning:\n%s", peer.Stderr)
+	}
+	if !strings.Contains(r.Stderr, m[0]) || !strings.Contains(r.Stdout, " Outstand reads  : "+m[1]+"\n") {
+		t.Errorf("rdmactl %s with -o 100000: want perftest's %q on stderr and %s in the header:\n%s%s", side, m[0], m[1], r.Stdout, r.Stderr)
+	}
+}
+
+// cpuUtilColumn: with -D --cpu_util both sides' tables, rdmactl's as
+// perftest's, end their head with CPU_Util[%] and their row with the
+// share in the form perftest prints it.
+func cpuUtilColumn(t *testing.T, side string, r, peer result) {
+	table := regexp.MustCompile(`(?m)^ #bytes .*(tps average|MsgRate\[Mpps\])    CPU_Util\[%\]\n [0-9].*\t    \d+\.\d\d\n`)
+	for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest (its peer)": peer.Stdout} {
+		if !table.MatchString(out) {
+			t.Errorf("%s with -D --cpu_util: no table with the CPU_Util[%%] column:\n%s", who, out)
+		}
+	}
+}
+
+// cpuUtilNeedsDuration: without -D, --cpu_util gets perftest's warning on
+// stderr, and the run goes on without the column.
+func cpuUtilNeedsDuration(t *testing.T, side string, r, peer result) {
+	const warning = " CPU Utilization works only with Duration mode.\n"
+	if !strings.Contains(peer.Stderr, warning) {
+		t.Fatalf("perftest gave no warning:\n%s", peer.Stderr)
+	}
+	if !strings.Contains(r.Stderr, warning) || strings.Contains(r.Stdout, "CPU_Util") {
+		t.Errorf("rdmactl %s with --cpu_util but no -D:\n%s%s", side, r.Stdout, r.Stderr)
 	}
 }
 

@@ -58,6 +58,13 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-I 913"},
 		{"read_bw", "-I 0"},
 		{"write_bw", "-R -T 256"},
+		{"write_bw", "-L 5"},
+		{"write_bw", "-L 300"},
+		{"write_bw", "-o 4"},
+		{"send_lat", "-o 4"},
+		{"write_bw", "-z -T 5"},
+		{"write_bw", "-w -1"},
+		{"send_bw", "-y -2"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

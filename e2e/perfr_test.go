@@ -77,8 +77,8 @@ func TestSinglePerfRInteropWithPerftest(t *testing.T) {
 					}
 					if roles[i] == "perftest" {
 						perftestShape[key] = shape
-					} else if want, ok := perftestShape[key]; ok && shape != want {
-						t.Errorf("%s: header and addresses differ from perftest's in that role:\n%s", side, diff(want, shape))
+					} else if shape != perftestShape[key] {
+						t.Errorf("%s: header and addresses differ from perftest's in that role:\n%s", side, diff(perftestShape[key], shape))
 					}
 				}
 				noRDMALeft(t)
@@ -117,5 +117,37 @@ func TestTwoHostsPerfRWriteBW(t *testing.T) {
 			srv, cli := perfPair(t, "write_bw", roles[0], roles[1], cross, args...)
 			checkPerf(t, "write_bw", srv, cli)
 		})
+	}
+}
+
+// TestSinglePerfZInteropWithPerftest: -z (the exchange over rdma_cm, the
+// QPs connected with its records) against the real perftest in both
+// roles: each side's rdma_cm lines and address records read as perftest's
+// in the same role (perftest against itself, in the same boot), and
+// nothing is left behind.
+func TestSinglePerfZInteropWithPerftest(t *testing.T) {
+	perftestShape := map[string]string{}
+	for _, test := range []string{"write_bw", "send_lat", "read_bw", "send_bw"} {
+		// perftest against itself first: its shapes in both roles.
+		for _, roles := range [][2]string{{"perftest", "perftest"}, {"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+			t.Run(test+"/"+roles[0]+"-server-"+roles[1]+"-client", func(t *testing.T) {
+				srv, cli := perfPair(t, test, roles[0], roles[1], cmPair(t), "-z", "-d", "rxe0", "-x", ownGID(t), "-n", "100")
+				checkPerf(t, test, srv, cli)
+				for i, r := range []result{srv, cli} {
+					side := roles[i] + "-" + []string{"server", "client"}[i]
+					key := test + []string{"server", "client"}[i]
+					shape := cmShape(r.Stdout)
+					if !strings.Contains(shape, " rdma_cm QPs\t : OFF\n Data ex. method : rdma_cm\n") {
+						t.Errorf("%s: the header does not say an rdma_cm exchange:\n%s", side, r.Stdout)
+					}
+					if roles[i] == "perftest" {
+						perftestShape[key] = shape
+					} else if shape != perftestShape[key] {
+						t.Errorf("%s: header and addresses differ from perftest's in that role:\n%s", side, diff(perftestShape[key], shape))
+					}
+				}
+				noRDMALeft(t)
+			})
+		}
 	}
 }

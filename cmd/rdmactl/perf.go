@@ -109,6 +109,8 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 			fl.IntVarP(p, pf.Long, pf.Short, *p, usage)
 		case *int64:
 			fl.Int64VarP(p, pf.Long, pf.Short, *p, usage)
+		case *float64:
+			fl.Float64VarP(p, pf.Long, pf.Short, *p, usage)
 		case *string:
 			fl.StringVarP(p, pf.Long, pf.Short, *p, usage)
 		case *time.Duration:

@@ -16,7 +16,7 @@ func (s *session) runRDMABW() error {
 	if err := steps(s.connectPeer, s.printAddresses, s.sync /* after RTR */); err != nil {
 		return err
 	}
-	WriteBWTableHead(s.out, s.r.Gbits)
+	WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
 	if s.r.Bidirectional {
 		return s.runRDMABWBoth()
 	}
@@ -34,7 +34,7 @@ func (s *session) runRDMABW() error {
 		if err := s.printBW(rep); err != nil {
 			return err
 		}
-		s.result.addBW(rep)
+		s.counted(rep)
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
 		}
@@ -50,7 +50,7 @@ func (s *session) runRDMABW() error {
 		if err := s.printBW(rep); err != nil {
 			return err
 		}
-		s.result.addBW(rep)
+		s.counted(rep)
 		last = rep
 	}
 	WriteResultLine(s.out)
@@ -68,11 +68,18 @@ func (s *session) runRDMABW() error {
 
 // stream runs one size of a bandwidth test's active side.
 func (s *session) stream(size int) (BWReport, error) {
-	cpu := startCPU()
-	t, err := runStream(s.ep, Stream{
+	run := Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
 		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
-	})
+	}
+	if s.r.WarmUp && !s.r.Test.IsSend() {
+		if _, err := runStream(s.ep, warmUp(run)); err != nil {
+			return BWReport{}, s.dataErr(fmt.Errorf("warm-up: %w", err))
+		}
+	}
+	cpu := startCPU()
+	s.openCPUWindow()
+	t, err := runStream(s.ep, run)
 	if err != nil {
 		return BWReport{}, s.dataErr(err)
 	}
@@ -80,6 +87,17 @@ func (s *session) stream(size int) (BWReport, error) {
 	rep := t.Report()
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return rep, nil
+}
+
+// warmUp is perftest's perform_warm_up before run: one round of -t
+// requests per QP (with a post list, one list), each completion asked for.
+func warmUp(run Stream) Stream {
+	w := run
+	w.Iters, w.CQMod, w.Duration, w.Margin = run.TxDepth, 1, 0, 0
+	if run.PostList > 1 {
+		w.Iters, w.CQMod = run.PostList, run.PostList
+	}
+	return w
 }
 
 // runRDMABWBoth is write_bw and read_bw with -b: both sides move data at
@@ -110,7 +128,7 @@ func (s *session) runRDMABWBoth() error {
 		if err := s.printBW(sum); err != nil {
 			return err
 		}
-		s.result.addBW(sum)
+		s.counted(sum)
 	}
 	if s.r.ReportBoth && !s.r.All {
 		for _, part := range []struct {
@@ -119,7 +137,7 @@ func (s *session) runRDMABWBoth() error {
 		}{{"Local", mine}, {"Remote", theirs}} {
 			WriteResultLine(s.out)
 			fmt.Fprintf(s.out, "\n %s results: \n", part.title)
-			WriteBWTableHead(s.out, s.r.Gbits)
+			WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
 			if err := s.printBW(part.rep); err != nil {
 				return err
 			}
@@ -138,7 +156,7 @@ func (s *session) runSendBW() error {
 	if err := steps(s.connectPeer, s.sync, s.printAddresses); err != nil {
 		return err
 	}
-	WriteBWTableHead(s.out, s.r.Gbits)
+	WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
 	server := s.r.Server == ""
 	for _, size := range s.r.Sizes {
 		// QP q receives into its span's second half, as write_bw's
@@ -160,6 +178,7 @@ func (s *session) runSendBW() error {
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {
+				s.openCPUWindow()
 				t, err = receiveFor(s.ep, s.clock, run, s.r.Duration, s.r.margin())
 			} else {
 				t, err = receive(s.ep, run)
@@ -169,14 +188,14 @@ func (s *session) runSendBW() error {
 			}
 			t.Gbits, t.NoPeak = s.r.Gbits, true
 			rep = t.Report()
-			s.result.addBW(rep)
+			s.counted(rep)
 			s.result.addCPU(cpu.since(), rep.Iters)
 		} else {
 			var err error
 			if rep, err = s.stream(size); err != nil {
 				return err
 			}
-			s.result.addBW(rep)
+			s.counted(rep)
 		}
 		if err := s.printBW(rep); err != nil {
 			return err
@@ -194,6 +213,41 @@ func (s *session) runSendBW() error {
 	return nil
 }
 
+// counted records a result row that counts: it goes into the --json
+// document, and -w/-y check it (perftest passes a limit when any row
+// reaches it).
+func (s *session) counted(rep BWReport) {
+	s.result.addBW(rep)
+	if s.r.LimitBW == nil || rep.BWAvg >= *s.r.LimitBW {
+		s.bwLimitPassed = true
+	}
+	if s.r.LimitMsgRate == nil || rep.MsgRate >= *s.r.LimitMsgRate {
+		s.msgRateLimitPassed = true
+	}
+}
+
+// limitsMissed is perftest's verdict on -w and -y after the run. The
+// server of write_bw, read_bw and atomic_bw gives none (without -b).
+func (s *session) limitsMissed() error {
+	if s.r.Server == "" && !s.r.Test.IsSend() && !s.r.Bidirectional {
+		return nil
+	}
+	switch {
+	case s.r.LimitBW != nil && !s.bwLimitPassed:
+		return fmt.Errorf("Error: BW result is below bw limit (-w %g)", *s.r.LimitBW)
+	case s.r.LimitMsgRate != nil && !s.msgRateLimitPassed:
+		return fmt.Errorf("Error: Msg rate  is below msg_rate limit (-y %g)", *s.r.LimitMsgRate)
+	}
+	return nil
+}
+
+// openCPUWindow starts --cpu_util's samples as a -D run starts.
+func (s *session) openCPUWindow() {
+	if s.cpu != nil {
+		s.cpu.open(s.r.Duration, s.r.margin())
+	}
+}
+
 // printBW prints a bandwidth result: its row, or with --output the one
 // number asked for.
 func (s *session) printBW(rep BWReport) error {
@@ -203,7 +257,7 @@ func (s *session) printBW(rep BWReport) error {
 	case "message_rate":
 		fmt.Fprintf(s.numOut, "%f\n", rep.MsgRate)
 	default:
-		WriteBWRow(s.out, rep)
+		WriteBWRow(s.out, rep, s.rowEnd())
 	}
 	return s.printCounters(rep.Size)
 }

@@ -10,13 +10,17 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// connectCM opens the out-of-band exchange over rdma_cm (-R): the server
-// takes one control connection on the port, the client makes it; the
-// data QPs follow later on the same port (cmdata.go).
+// connectCM opens the out-of-band exchange over rdma_cm (-R or -z): the
+// server takes one control connection on the port, the client makes it;
+// with -R the data QPs follow later on the same port (cmdata.go).
 func (s *session) connectCM(v rdma.Verbs) error {
+	flag := "-R"
+	if !s.r.RDMACM {
+		flag = "-z"
+	}
 	cm, ok := v.(rdma.CM)
 	if !ok {
-		return errors.New("-R: this RDMA stack has no connection manager")
+		return errors.New(flag + ": this RDMA stack has no connection manager")
 	}
 	s.cm = cm
 	s.cmPort = uint16(s.r.TCPPort)
@@ -25,7 +29,7 @@ func (s *session) connectCM(v rdma.Verbs) error {
 		fmt.Fprint(s.out, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
 		if s.cmCtl, err = acceptCMControl(cm, s.cmPort, s.r.QPs, s.r.Timeout); err != nil {
 			return cli.WithHint(fmt.Errorf("rdma_cm control connection on port %d: %w", s.cmPort, err),
-				"start the client with -R and this host's IPv4 address on the RDMA interface, or raise --timeout")
+				"start the client with "+flag+" and this host's IPv4 address on the RDMA interface, or raise --timeout")
 		}
 	} else {
 		ip, err := cm.LookupHost(s.r.Server)
@@ -33,14 +37,14 @@ func (s *session) connectCM(v rdma.Verbs) error {
 			return fmt.Errorf("%s: %w", s.r.Server, err)
 		}
 		if !ip.Unmap().Is4() {
-			return &UsageError{fmt.Errorf("-R: %s is not an IPv4 address; perftest's rdma_cm exchange is IPv4 only", s.r.Server)}
+			return &UsageError{fmt.Errorf("%s: %s is not an IPv4 address; perftest's rdma_cm exchange is IPv4 only", flag, s.r.Server)}
 		}
 		s.cmServer = netip.AddrPortFrom(ip.Unmap(), s.cmPort)
 		if s.cmCtl, err = dialCMControl(cm, s.cmServer, s.r.Timeout); err != nil {
 			err = fmt.Errorf("rdma_cm control connection to %v: %w", s.cmServer, err)
 			var ce *cmEventError
 			if errors.As(err, &ce) && ce.got.Type == rdma.CMEventRejected {
-				return cli.WithHint(err, "the peer is not listening: run the server side with -R (rdmactl perf "+s.r.Test.String()+" -R or ib_"+s.r.Test.String()+" -R) first")
+				return cli.WithHint(err, fmt.Sprintf("the peer is not listening: run the server side with %s (rdmactl perf %s %s or ib_%s %s) first", flag, s.r.Test, flag, s.r.Test, flag))
 			}
 			return err
 		}

@@ -14,16 +14,19 @@ import (
 // whose text is turned into Options only once every flag is read.
 type FlagValues struct {
 	Options
-	GID          string // -x: an index, "auto" or "" (cmd reads it)
-	DurationSecs int64  // -D
-	CPUFreq      bool   // -F: accepted, rdmactl has no cpufreq warning
-	Conn         string // -c
-	Output       string // --output
-	Version      bool   // -V
-	MarginSecs   int    // -f
-	QPTimeout    int    // -u
-	TOS          int    // -T
-	CounterList  string // -W
+	GID          string  // -x: an index, "auto" or "" (cmd reads it)
+	DurationSecs int64   // -D
+	CPUFreq      bool    // -F: accepted, rdmactl has no cpufreq warning
+	Conn         string  // -c
+	Output       string  // --output
+	Version      bool    // -V
+	MarginSecs   int     // -f
+	QPTimeout    int     // -u
+	TOS          int     // -T
+	HopLimit     int     // -L: perftest takes its default for the QPs rdmactl makes
+	LimitBW      float64 // -w
+	LimitMsgRate float64 // -y
+	CounterList  string  // -W
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -36,7 +39,8 @@ type Flag struct {
 	Short string // "" when perftest has none
 	Usage string
 	// Value points into v at what the option sets: *bool, *int, *int64,
-	// *string or *time.Duration; its value before parsing is the default.
+	// *float64, *string or *time.Duration; its value before parsing is the
+	// default.
 	Value func(v *FlagValues) any
 	// Check refuses what perftest refuses for the test or the value.
 	Check func(t Test, v *FlagValues) error
@@ -158,6 +162,13 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "outs", Short: "o", Usage: "read and atomic tests: requests in flight per QP, up to the device's max_qp_rd_atom (default: that max)", Value: func(v *FlagValues) any { return &v.OutReads },
+		Check: func(t Test, v *FlagValues) error {
+			if !t.fetches() {
+				return refuse("-o", v.OutReads, "Setting Outstanding reads only available on READ verb")
+			}
+			return nil
+		}},
 	{Long: "tos", Short: "T", Usage: "with -R: the rdma_cm connections' type of service, 0 to 255 (default: none set)", Value: func(v *FlagValues) any { return &v.TOS },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
@@ -165,6 +176,16 @@ var Flags = []Flag{
 				return refuse("-T", v.TOS, fmt.Sprintf("TOS should be between 0 and %d", maxTOS))
 			case !v.RDMACM:
 				return refuse("-T", v.TOS, "TOS only valid for rdma_cm based QP and RawEth QP")
+			}
+			return nil
+		}},
+	{Long: "hop_limit", Short: "L", Usage: "accepted at perftest's default, 64, only: perftest sets the hop limit of raw Ethernet QPs, which rdmactl has not (the QPs' GRH carries 255, as perftest's)", Value: func(v *FlagValues) any { return &v.HopLimit },
+		Check: func(t Test, v *FlagValues) error {
+			switch {
+			case v.HopLimit < 0 || v.HopLimit > maxHopLimit:
+				return refuse("-L", v.HopLimit, fmt.Sprintf("Hop Limit should be between 0 and %d", maxHopLimit))
+			case v.HopLimit != defHopLimit:
+				return refuse("-L", v.HopLimit, "Hop limit only valid for RawEth QP")
 			}
 			return nil
 		}},
@@ -191,23 +212,33 @@ var Flags = []Flag{
 	{Long: "report-both", Usage: "with -b: print each side's own result after the sum", Value: func(v *FlagValues) any { return &v.ReportBoth }},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},
+	{Long: "comm_rdma_cm", Short: "z", Usage: "exchange over rdma_cm (the client gives the server's IPv4 address) but connect the QPs with the records, as perftest -z", Value: func(v *FlagValues) any { return &v.CommRDMACM }},
 	{Long: "CPU-freq", Short: "F", Usage: "accepted for perftest compatibility (rdmactl times with the monotonic clock)", Value: func(v *FlagValues) any { return &v.CPUFreq }},
 	{Long: "version", Short: "V", Usage: "print the perftest version rdmactl speaks (exit 1, as perftest)", Value: func(v *FlagValues) any { return &v.Version }},
+	{Long: "limit_bw", Short: "w", Usage: "bandwidth tests: fail (exit 1) unless the average bandwidth reaches this, in the report's unit (MB/sec, Gb/sec with --report_gbits)", Value: func(v *FlagValues) any { return &v.LimitBW },
+		Check: func(t Test, v *FlagValues) error {
+			if v.LimitBW < 0 {
+				return refuse("-w", v.LimitBW, "Invalid Minimum BW Limit")
+			}
+			return nil
+		}},
+	{Long: "limit_msgrate", Short: "y", Usage: "bandwidth tests: fail (exit 1) unless the message rate reaches this many Mpps (perftest checks it only with -w too)", Value: func(v *FlagValues) any { return &v.LimitMsgRate },
+		Check: func(t Test, v *FlagValues) error {
+			if v.LimitMsgRate < 0 {
+				return refuse("-y", v.LimitMsgRate, "Invalid Minimum msgRate Limit")
+			}
+			return nil
+		}},
+	{Long: "perform_warm_up", Usage: "write_bw, read_bw and atomic_bw: before measuring, post -t requests per QP (-l's count with a post list) and wait for them (other tests take it and do nothing, as perftest)", Value: func(v *FlagValues) any { return &v.WarmUp }},
+	{Long: "cpu_util", Usage: "with -D: end each row with CPU_Util[%], the host's user time over its user and idle time in the sample window, from /proc/stat", Value: func(v *FlagValues) any { return &v.CPUUtil }},
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
 	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
-	{Long: "hop_limit", Short: "L", TakesArg: true, Refused: "rdmactl uses perftest's default hop limit, 64, only"},
-	{Long: "limit_bw", Short: "w", TakesArg: true, Refused: "rdmactl has no bandwidth verifier yet"},
-	{Long: "limit_msgrate", Short: "y", TakesArg: true, Refused: "rdmactl has no message rate verifier yet"},
-	{Long: "com_rdma_cm", Short: "z", Refused: "rdmactl exchanges over TCP or connects with rdma_cm (-R), not rdma_cm for the exchange only"},
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
-	{Long: "outs", Short: "o", TakesArg: true, Refused: "rdmactl has no outstanding reads setting yet"},
 	{Long: "reversed", Refused: "rdmactl's client always sends"},
 	{Long: "run_infinitely", Refused: "rdmactl runs -n iterations or -D seconds"},
-	{Long: "cpu_util", Refused: "rdmactl reports the CPU time per iteration with --json instead"},
-	{Long: "perform_warm_up", Refused: "rdmactl does no warm-up yet"},
 	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
 	{Long: "rate_limit", TakesArg: true, Refused: "rdmactl has no rate limiter yet"},
 	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
@@ -221,8 +252,10 @@ var Flags = []Flag{
 
 // Perftest's bounds of the options above.
 const (
-	maxCQMod = 1024
-	maxSL    = 15
+	maxCQMod    = 1024
+	maxSL       = 15
+	maxHopLimit = 255
+	defHopLimit = 64
 )
 
 func latencyOnly(flag, text string) func(Test, *FlagValues) error {
@@ -282,7 +315,7 @@ func (f Flag) ValueIn(v *FlagValues) any {
 // NewFlagValues are the values before parsing: perftest's defaults.
 func NewFlagValues() *FlagValues {
 	v := &FlagValues{}
-	v.IBPort, v.TCPPort, v.QPs, v.Timeout, v.Conn, v.MarginSecs, v.QPTimeout = 1, DefaultTCPPort, 1, 2*time.Minute, "RC", 0, defQPTimeout
+	v.IBPort, v.TCPPort, v.QPs, v.Timeout, v.Conn, v.MarginSecs, v.QPTimeout, v.HopLimit = 1, DefaultTCPPort, 1, 2*time.Minute, "RC", 0, defQPTimeout, defHopLimit
 	return v
 }
 
@@ -328,6 +361,12 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	if given("tos") {
 		o.TOS = &v.TOS
+	}
+	if given("limit_bw") {
+		o.LimitBW = &v.LimitBW
+	}
+	if given("limit_msgrate") {
+		o.LimitMsgRate = &v.LimitMsgRate
 	}
 	switch v.Conn {
 	case "UC":

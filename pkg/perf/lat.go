@@ -10,7 +10,7 @@ func (s *session) runSendLat() error {
 	if err := steps(s.connectPeer, s.sync, s.printAddresses); err != nil {
 		return err
 	}
-	WriteLatTableHead(s.out, s.r.Duration > 0)
+	WriteLatTableHead(s.out, s.r.Duration > 0, s.cpu != nil)
 	for _, size := range s.r.Sizes {
 		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size+s.r.recvExtra())); err != nil {
 			return err
@@ -35,7 +35,7 @@ func (s *session) runWriteLat() error {
 	if err := steps(s.sync, s.connectPeer, s.printAddresses, s.sync); err != nil {
 		return err
 	}
-	WriteLatTableHead(s.out, s.r.Duration > 0)
+	WriteLatTableHead(s.out, s.r.Duration > 0, s.cpu != nil)
 	for _, size := range s.r.Sizes {
 		if err := s.pingPong(size); err != nil {
 			return err
@@ -63,7 +63,7 @@ func (s *session) runReadLat() error {
 		WriteResultLine(s.out)
 		return nil
 	}
-	WriteLatTableHead(s.out, s.r.Duration > 0)
+	WriteLatTableHead(s.out, s.r.Duration > 0, s.cpu != nil)
 	for _, size := range s.r.Sizes {
 		if err := s.pingPong(size); err != nil {
 			return err
@@ -88,6 +88,7 @@ func (s *session) pingPong(size int) error {
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout, Inline: s.r.inline(size),
 	}
 	if s.r.Duration > 0 {
+		s.openCPUWindow()
 		rep, err := s.pinger.runFor(p, s.r.Duration, s.r.margin())
 		if err != nil {
 			return s.dataErr(err)
@@ -95,7 +96,7 @@ func (s *session) pingPong(size int) error {
 		if s.r.Output == "latency" {
 			fmt.Fprintf(s.numOut, "%f\n", rep.TAvg)
 		} else {
-			WriteLatDurRow(s.out, rep)
+			WriteLatDurRow(s.out, rep, s.rowEnd())
 		}
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
 		s.result.addCPU(cpu.since(), rep.Iters)

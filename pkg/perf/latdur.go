@@ -100,9 +100,10 @@ func (c *durClock) report(size uint64, rttFactor int) LatDurReport {
 	return r
 }
 
-// WriteLatDurRow prints one duration latency result (REPORT_FMT_LAT_DUR).
-func WriteLatDurRow(w io.Writer, r LatDurReport) {
-	fmt.Fprintf(w, " %-7d       %d            %-7.2f        %-7.2f\n", r.Size, r.Iters, r.TAvg, r.TPS)
+// WriteLatDurRow prints one duration latency result (REPORT_FMT_LAT_DUR),
+// ended by end: "\n", or --cpu_util's column.
+func WriteLatDurRow(w io.Writer, r LatDurReport, end string) {
+	fmt.Fprintf(w, " %-7d       %d            %-7.2f        %-7.2f%s", r.Size, r.Iters, r.TAvg, r.TPS, end)
 }
 
 // ended reports a wait that timed out because the run's time is up.

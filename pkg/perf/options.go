@@ -34,6 +34,10 @@ type Options struct {
 	MTU      int // -m in bytes; 0 = the port's active MTU
 	Gbits    bool
 	RDMACM   bool
+	// CommRDMACM is -z: the exchange runs over an rdma_cm connection, as
+	// with -R, but the test's QPs are connected with the records it
+	// carries, as without.
+	CommRDMACM bool
 	// Conn is -c: the QPs' transport, RC (also for 0), UC or UD.
 	Conn     rdma.QPType
 	BusyPoll bool
@@ -55,6 +59,19 @@ type Options struct {
 	// InlineSize is -I: messages of up to this many bytes travel in the
 	// work request (IBV_SEND_INLINE); 0 sends none inline.
 	InlineSize int
+	// WarmUp is --perform_warm_up: write_bw, read_bw and atomic_bw post a
+	// round of requests per QP, and wait for it, before each measured run.
+	WarmUp bool
+	// CPUUtil is --cpu_util: with -D, each row ends with the host's CPU
+	// use in the sample window, as perftest's CPU_Util[%].
+	CPUUtil bool
+	// OutReads is -o: the read and atomic tests' requests in flight per
+	// QP; 0 (or above the device's max_qp_rd_atom) is that max.
+	OutReads int
+	// LimitBW and LimitMsgRate are -w and -y: the bandwidth (in the
+	// report's unit) and message rate (Mpps) a bandwidth test's result
+	// must reach, or the run fails after its report; nil checks nothing.
+	LimitBW, LimitMsgRate *float64
 	// TOS is -T with -R: the rdma_cm connections' type of service; nil
 	// sets none.
 	TOS *int

@@ -40,9 +40,11 @@ type HeaderInfo struct {
 	TOS      *int // -T, named after the exchange method with -R
 	OutReads int
 	RDMACM   bool
-	Events   bool   // -e
-	Atomic   string // the atomic tests' -A
-	PostList int    // -l
+	// CommRDMACM is -z: the exchange runs over rdma_cm, as with -R.
+	CommRDMACM bool
+	Events     bool   // -e
+	Atomic     string // the atomic tests' -A
+	PostList   int    // -l
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -109,7 +111,10 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	onOff, method := "OFF", "Ethernet"
 	if h.RDMACM {
-		onOff, method = "ON", "rdma_cm"
+		onOff = "ON"
+	}
+	if h.RDMACM || h.CommRDMACM {
+		method = "rdma_cm"
 	}
 	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
 	fmt.Fprintf(&b, " Data ex. method : %s", method)
@@ -159,30 +164,41 @@ func WriteAddress(w io.Writer, side string, t Test, d Dest, withGID bool) {
 	io.WriteString(w, b.String())
 }
 
-// WriteBWTableHead prints the line and column header before BW results.
-func WriteBWTableHead(w io.Writer, gbits bool) {
+// WriteBWTableHead prints the line and column header before BW results;
+// cpuUtil adds --cpu_util's column.
+func WriteBWTableHead(w io.Writer, gbits, cpuUtil bool) {
 	h := bwHeaderMB
 	if gbits {
 		h = bwHeaderGb
 	}
-	io.WriteString(w, resultLine+h)
+	io.WriteString(w, resultLine+withCPUColumn(h, cpuUtil))
 }
 
-// WriteLatTableHead prints the line and column header before latency results.
-func WriteLatTableHead(w io.Writer, duration bool) {
+// WriteLatTableHead prints the line and column header before latency
+// results; cpuUtil adds --cpu_util's column.
+func WriteLatTableHead(w io.Writer, duration, cpuUtil bool) {
 	h := latHeader
 	if duration {
 		h = latDurHeadr
 	}
-	io.WriteString(w, resultLine+h)
+	io.WriteString(w, resultLine+withCPUColumn(h, cpuUtil))
+}
+
+// withCPUColumn ends a column header with CPU_Util[%] (RESULT_EXT_CPU_UTIL).
+func withCPUColumn(h string, cpuUtil bool) string {
+	if !cpuUtil {
+		return h
+	}
+	return strings.TrimSuffix(h, "\n") + "    CPU_Util[%]\n"
 }
 
 // WriteResultLine prints the closing line of a table.
 func WriteResultLine(w io.Writer) { io.WriteString(w, resultLine) }
 
-// WriteBWRow prints one bandwidth result (REPORT_FMT).
-func WriteBWRow(w io.Writer, r BWReport) {
-	fmt.Fprintf(w, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate)
+// WriteBWRow prints one bandwidth result (REPORT_FMT), ended by end:
+// "\n", or --cpu_util's column.
+func WriteBWRow(w io.Writer, r BWReport, end string) {
+	fmt.Fprintf(w, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f%s", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate, end)
 }
 
 // BWTiming is what a bandwidth run measured: when each message was posted

@@ -77,6 +77,9 @@ type CPUUse struct {
 	SysSec      float64 `json:"sys_sec"`
 	Iterations  uint64  `json:"iterations"`
 	USecPerIter float64 `json:"usec_per_iteration"`
+	// HostUserPercent is --cpu_util's CPU_Util[%] of the last row: the
+	// host's user time over its user and idle time in -D's sample window.
+	HostUserPercent *float64 `json:"host_user_percent,omitempty"`
 }
 
 func newResult(r Resolved) *Result {

@@ -41,9 +41,12 @@ type session struct {
 	locals  []Dest // every QP's, in order
 	remotes []Dest
 	withGID bool
-	result  *Result
-	clock   func() int64 // the data paths' time stamps, in ns
-	pinger  *pinger      // the latency loops, made at the first size
+	// outReads is how many RDMA reads or atomics each QP keeps in flight
+	// (setOutReads).
+	outReads int
+	result   *Result
+	clock    func() int64 // the data paths' time stamps, in ns
+	pinger   *pinger      // the latency loops, made at the first size
 	// -R: the rdma_cm stack, the control and data connections, and
 	// where they go (cm.go)
 	cm       rdma.CM
@@ -55,6 +58,10 @@ type session struct {
 	repCounters *reportCounters
 	// -C: the CPU's clock rate, read at the first row
 	cpuMHz float64
+	// --cpu_util with -D, else nil
+	cpu *cpuWindow
+	// -w and -y: a row reached the limit (counted)
+	bwLimitPassed, msgRateLimitPassed bool
 }
 
 // Run runs one side of the test on o.Verbs. Output goes to o.IO's stdout
@@ -105,6 +112,14 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 	if r.PostList > 1 && r.CQModeration == 0 {
 		io.WriteString(s.out, resultLine+"Post List requested - CQ moderation will be the size of the post list\n")
 	}
+	if r.CPUUtil {
+		if r.Duration > 0 {
+			s.cpu = newCPUWindow(readProcStat)
+		} else {
+			io.WriteString(s.out, resultLine)
+			fmt.Fprint(s.errOut, " CPU Utilization works only with Duration mode.\n")
+		}
+	}
 	if r.udInlineCut {
 		io.WriteString(s.out, resultLine)
 		fmt.Fprintf(s.errOut, "Setting inline size to %d (Max inline size in UD)\n", maxInlineUD)
@@ -112,10 +127,13 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 	if err := s.openDevice(o.Verbs); err != nil {
 		return nil, err
 	}
+	if err := s.setOutReads(); err != nil {
+		return nil, err
+	}
 	switch {
 	case conn != nil: // a client serve accepted (ServeConn)
 		s.oob = NewOOB(conn, false, false, s.r.Timeout)
-	case r.RDMACM:
+	case r.RDMACM || r.CommRDMACM:
 		err = s.connectCM(o.Verbs)
 	default:
 		if err = s.connectTCP(); err == nil {
@@ -144,6 +162,11 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 		return nil, err
 	}
 	s.result.complete()
+	if !r.Test.Latency() { // the latency tests take -w and -y and check neither
+		if err := s.limitsMissed(); err != nil {
+			return nil, err
+		}
+	}
 	return s.result, nil
 }
 
@@ -219,6 +242,30 @@ func (s *session) printCounters(size uint64) error {
 	ch, err := s.repCounters.print(s.numOut, size)
 	s.result.ReportCounters = append(s.result.ReportCounters, ch...)
 	return err
+}
+
+// setOutReads is perftest's ctx_set_out_reads: the read and atomic tests
+// keep -o requests in flight, or the device's max_qp_rd_atom when -o is
+// not given, not positive, or above it (perftest warns then, and goes on
+// with the max); the other tests one.
+func (s *session) setOutReads() error {
+	s.outReads = 1
+	if !s.r.Test.fetches() {
+		return nil
+	}
+	most, err := maxReads(s.dev)
+	if err != nil {
+		return err
+	}
+	s.outReads = most
+	switch {
+	case s.r.OutReads > most:
+		io.WriteString(s.out, resultLine)
+		fmt.Fprintf(s.errOut, " Number of outstanding reads is above max = %d\n Changing to that max value\n", most)
+	case s.r.OutReads > 0:
+		s.outReads = s.r.OutReads
+	}
+	return nil
 }
 
 // connectTCP opens the out-of-band connection: the server accepts one
@@ -305,12 +352,7 @@ func (s *session) prepare() error {
 		fmt.Fprintf(s.out, "  Actual inline-size(%d) < requested inline-size(%d)\n", got, s.r.InlineSize)
 		s.r.InlineSize = got
 	}
-	outReads := 1
-	if s.r.Test.fetches() {
-		if outReads, err = maxReads(s.dev); err != nil {
-			return err
-		}
-	}
+	outReads := s.outReads
 	if s.r.RDMACM {
 		if err := s.connectDataCM(outReads); err != nil {
 			return err
@@ -335,7 +377,7 @@ func (s *session) prepare() error {
 	WriteHeader(s.out, HeaderInfo{
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
-		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, Events: s.r.Events,
+		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, CommRDMACM: s.r.CommRDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
 		Duplex: s.r.Bidirectional,
 	})
@@ -411,7 +453,7 @@ func (s *session) sameQP(d Dest, i int) error {
 // handshakes once more and prints the peer's, as perftest does.
 func (s *session) printAddresses() error {
 	t := s.r.Test
-	if s.r.RDMACM {
+	if s.r.RDMACM || s.r.CommRDMACM {
 		// perftest prints with its exchange's settings, and the rdma_cm
 		// exchange's verb is SEND: no RKey, VAddr or OUT.
 		t = SendLat
