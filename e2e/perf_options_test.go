@@ -60,6 +60,8 @@ var perfOptionCases = []struct {
 	{"read_lat", "-o 2", headerHas(" Outstand reads  : 2\n")},
 	{"atomic_bw", "-o 8", headerHas(" Outstand reads  : 8\n")},
 	{"read_bw", "-o 100000", readsCutToMax},
+	{"send_bw", "--recv_post_list 4 -r 30", headerHas(" Recv Post List  : 4\n")},
+	{"send_bw", "--recv_post_list 8 -q 2", headerHas(" Recv Post List  : 8\n")},
 	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
 	{"send_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},

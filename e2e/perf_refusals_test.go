@@ -65,6 +65,8 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "-z -T 5"},
 		{"write_bw", "-w -1"},
 		{"send_bw", "-y -2"},
+		{"send_lat", "--recv_post_list 2"},
+		{"send_bw", "-n 1001 --recv_post_list 2"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

@@ -349,9 +349,12 @@ int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struc
 
 int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 	struct ibv_wc wc[PF_POLL_BATCH];
-	int64_t got[PF_MAX_QPS] = {0};
-	int due[PF_MAX_QPS] = {0};
+	int64_t posted[PF_MAX_QPS];
+	int used[PF_MAX_QPS] = {0};
+	int list = r->post_list > 1 ? r->post_list : 1;
 	int64_t total = r->iters * r->nqp;
+	for (int q = 0; q < r->nqp; q++)
+		posted[q] = r->rx_depth;
 	pf_clock_start(&r->clk);
 	int64_t deadline = r->clk.ns0 + (int64_t)r->idle_ms * 1000000;
 	unsigned spins = 0;
@@ -394,20 +397,22 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 				rc = -4;
 				goto out;
 			}
-			int q = (int)wc[i].wr_id;
-			got[q]++;
+			used[(int)wc[i].wr_id]++;
 			r->done++;
-			if (got[q] + r->rx_depth <= r->iters)
-				due[q]++;
 		}
 		for (int q = 0; q < r->nqp; q++) {
-			if (due[q] > 0) {
-				int err = pf_post_recvs(r->qp[q], due[q], (uint64_t)q, r->addr[q], r->len, r->lkey);
+			// whole lists, and no more than the messages still to come
+			int64_t k = used[q] / list * list, room = (r->iters - posted[q]) / list * list;
+			if (k > room)
+				k = room;
+			if (k > 0) {
+				int err = pf_post_recvs(r->qp[q], (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey);
 				if (err) {
 					rc = -3 + err;
 					goto out;
 				}
-				due[q] = 0;
+				used[q] -= (int)k;
+				posted[q] += k;
 			}
 		}
 	}

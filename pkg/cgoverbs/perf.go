@@ -249,7 +249,7 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 	}
 	r := C.struct_pf_recv{
 		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len), lkey: C.uint32_t(rv.SGEs[0].LKey),
-		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), idle_ms: timeoutMillis(rv.Idle),
+		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), post_list: C.int(rv.PostList), idle_ms: timeoutMillis(rv.Idle),
 	}
 	for i, sge := range rv.SGEs {
 		r.qp[i], r.addr[i] = e.qps[i].qp, C.uint64_t(sge.Addr)

@@ -64,7 +64,9 @@ struct pf_recv {
 	uint64_t addr[PF_MAX_QPS];
 	uint32_t len, lkey;
 	int64_t iters; // per QP
-	int rx_depth, idle_ms;
+	int rx_depth; // receives posted on each QP before the call
+	int post_list; // re-posted in whole lists of this many (1: as used)
+	int idle_ms;
 	// out; first and last in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
@@ -73,7 +75,8 @@ struct pf_recv {
 };
 
 // pf_receive takes r->iters messages on each QP from cq, re-posting
-// each QP's receives after a poll while more are due there. Returns 0;
+// each QP's used receives after a poll, in whole lists of r->post_list,
+// while more are due there. Returns 0;
 // -1 on a failed completion (r->bad_*); -2 when idle_ms passed without
 // a message; -3 - errno when posting or polling failed; -4 on a completion of no
 // QP of r (r->bad_wr_id). r->done counts the messages taken.

@@ -164,7 +164,7 @@ func (s *session) runSendBW() error {
 		var sges []rdma.SGE
 		for q := 0; server && q < s.r.QPs; q++ {
 			sges = append(sges, sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size+s.r.recvExtra()))
-			if err := s.ep.PostRecvs(q, s.r.RxDepth, sges[q]); err != nil {
+			if err := s.ep.PostRecvs(q, s.r.recvsPosted(), sges[q]); err != nil {
 				return err
 			}
 		}
@@ -174,7 +174,7 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.RxDepth, Size: size, SGEs: sges, Timeout: s.r.Timeout}
+			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout}
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {

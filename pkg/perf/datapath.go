@@ -83,18 +83,21 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 }
 
 // recvRun is send_bw's receiving side of one size: Iters messages on
-// each QP, into SGEs[qp], with RxDepth receives posted per QP at the start.
+// each QP, into SGEs[qp], with RxDepth receives posted per QP at the
+// start and re-posted PostList at a time.
 type recvRun struct {
 	Iters, RxDepth int
+	PostList       int
 	Size           int // the messages' size; a receive may hold more (UD's GRH)
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
 }
 
 // reposts gathers, per QP, the receives to post again after a poll, so
-// that a QP gets one post call per poll.
+// that a QP gets one post call per poll, in whole lists of list.
 type reposts struct {
 	sges []rdma.SGE
+	list int
 	due  [rdma.MaxPerfQPs]int
 }
 
@@ -109,14 +112,15 @@ func (p *reposts) qpOf(w rdma.WC) (int, error) {
 	return 0, fmt.Errorf("a completion for QP %d of %d", w.WRID, len(p.sges))
 }
 
-// post posts the receives due and clears them.
+// post posts the receives due, in whole lists, and keeps the rest due.
 func (p *reposts) post(ep rdma.PerfEndpoint) error {
-	for q, k := range p.due[:len(p.sges)] {
-		if k > 0 {
+	list := max(p.list, 1)
+	for q, due := range p.due[:len(p.sges)] {
+		if k := due / list * list; k > 0 {
 			if err := ep.PostRecvs(q, k, p.sges[q]); err != nil {
 				return err
 			}
-			p.due[q] = 0
+			p.due[q] -= k
 		}
 	}
 	return nil
@@ -127,7 +131,7 @@ func (p *reposts) post(ep rdma.PerfEndpoint) error {
 // the last.
 func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
 	total := r.Iters * len(r.SGEs)
-	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, Idle: r.Timeout})
+	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout})
 	if err != nil {
 		return BWTiming{}, fmt.Errorf("receive %d of %d: %w", res.Completed+1, total, err)
 	}
@@ -141,7 +145,7 @@ func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
 func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin time.Duration) (BWTiming, error) {
 	cq := ep.RecvCQ()
 	var wc [16]rdma.WC
-	re := reposts{sges: r.SGEs}
+	re := reposts{sges: r.SGEs, list: r.PostList}
 	dc := newDurClock(d, margin)
 	var first, last int64
 	deadline := time.Now().Add(r.Timeout)

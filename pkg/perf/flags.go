@@ -152,6 +152,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "recv_post_list", Usage: "bandwidth tests: send_bw's server posts its receives in lists of this many (-r is rounded down to whole lists)", Value: func(v *FlagValues) any { return &v.RecvPostList }},
 	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 912 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
@@ -234,7 +235,6 @@ var Flags = []Flag{
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
-	{Long: "recv_post_list", TakesArg: true, Refused: "rdmactl posts receives 32 per call, not in lists of a size you choose yet"},
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "reversed", Refused: "rdmactl's client always sends"},

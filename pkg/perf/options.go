@@ -56,6 +56,9 @@ type Options struct {
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 	PostList     int    // -l; 0 means 1
+	// RecvPostList is --recv_post_list: send_bw's server posts its
+	// receives in lists of this many; 0 means 1.
+	RecvPostList int
 	// InlineSize is -I: messages of up to this many bytes travel in the
 	// work request (IBV_SEND_INLINE); 0 sends none inline.
 	InlineSize int
@@ -363,8 +366,19 @@ func (o Options) Resolve() (Resolved, error) {
 			return r, fmt.Errorf("-l %d: a post list must fit the TX depth (-t %d)", r.PostList, r.TxDepth)
 		}
 	}
+	if r.RecvPostList > 1 {
+		switch {
+		case o.Test.Latency():
+			return r, refuse("", "", "Receive post list is supported in BW tests only")
+		case r.Duration == 0 && r.Iters%r.RecvPostList != 0:
+			return r, refuse("", "", "Number of iterations must be a multiple of receive post list size")
+		}
+	}
 	if r.CQMod > r.TxDepth {
 		r.CQMod = r.TxDepth
+	}
+	if r.RecvPostList < 1 {
+		r.RecvPostList = 1
 	}
 	if r.PostList < 1 {
 		r.PostList = 1
@@ -469,3 +483,10 @@ func mtuEnum(bytes int) (int, error) {
 
 // mtuBytes turns enum ibv_mtu into bytes.
 func mtuBytes(e int) int { return 128 << e }
+
+// recvsPosted is how many receives send_bw's server posts on each QP
+// before the messages come: -r, in whole --recv_post_list lists, as
+// perftest's (ctx->rposted).
+func (r Resolved) recvsPosted() int {
+	return r.RxDepth / r.RecvPostList * r.RecvPostList
+}

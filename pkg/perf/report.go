@@ -45,6 +45,8 @@ type HeaderInfo struct {
 	Events     bool   // -e
 	Atomic     string // the atomic tests' -A
 	PostList   int    // -l
+	// RecvPostList is --recv_post_list.
+	RecvPostList int
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -88,6 +90,9 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	if h.PostList > 1 {
 		fmt.Fprintf(&b, " Post List       : %d\n", h.PostList)
+	}
+	if h.RecvPostList > 1 {
+		fmt.Fprintf(&b, " Recv Post List  : %d\n", h.RecvPostList)
 	}
 	if h.Test.IsSend() && !h.Client {
 		fmt.Fprintf(&b, " RX depth        : %d\n", h.RxDepth)

@@ -378,7 +378,7 @@ func (s *session) prepare() error {
 		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, CommRDMACM: s.r.CommRDMACM, Events: s.r.Events,
-		Atomic: s.r.AtomicType, PostList: s.r.PostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
+		Atomic: s.r.AtomicType, PostList: s.r.PostList, RecvPostList: s.r.RecvPostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
 		Duplex: s.r.Bidirectional,
 	})
 	return nil

@@ -163,8 +163,11 @@ type SendPingPong struct {
 type Receive struct {
 	SGEs    []SGE
 	Iters   int
-	RxDepth int
-	Idle    time.Duration
+	RxDepth int // receives posted on each QP before the call
+	// PostList re-posts receives in whole lists of this many (0 or 1:
+	// every one as it is used).
+	PostList int
+	Idle     time.Duration
 }
 
 // ReceiveResult is how many messages came and the monotonic nanosecond

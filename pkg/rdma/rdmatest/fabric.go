@@ -39,6 +39,9 @@ type Fabric struct {
 
 	corruptWrites int
 	posts         map[rdma.WROpcode]int
+	// recvBatches is how many receives each PostRecvs call of a perf
+	// endpoint posted, in order.
+	recvBatches []int
 	endOp         rdma.WROpcode
 	endAfter      int
 
@@ -131,6 +134,14 @@ func (f *Fabric) InlinePosts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.inlined
+}
+
+// RecvBatches is how many receives each call of a perf endpoint's
+// PostRecvs posted, in order.
+func (f *Fabric) RecvBatches() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.recvBatches)
 }
 
 // QPRecord is what a QP was made and readied with.

@@ -176,6 +176,9 @@ func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	if qp < 0 || qp >= len(e.qps) {
 		return rdma.Errorf("ibv_post_recv", syscall.EINVAL)
 	}
+	e.f.mu.Lock()
+	e.f.recvBatches = append(e.f.recvBatches, n)
+	e.f.mu.Unlock()
 	for range n {
 		if err := e.qps[qp].PostRecv(uint64(qp), sge); err != nil {
 			return err
@@ -324,12 +327,17 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 }
 
 // Receive is perftest's run_iter_bw_server: the shared receive CQ taken
-// up to 16 at a time, each QP's receives posted again while more are due.
+// up to 16 at a time, each QP's used receives posted again in whole lists
+// while more are due.
 func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
 	var res rdma.ReceiveResult
 	var wc [16]rdma.WC
 	total := uint64(r.Iters * len(r.SGEs))
-	got := make([]int, len(r.SGEs))
+	list := max(r.PostList, 1)
+	used, posted := make([]int, len(r.SGEs)), make([]int, len(r.SGEs))
+	for q := range posted {
+		posted[q] = r.RxDepth
+	}
 	for res.Completed < total {
 		n, err := take(e.recv, wc[:], r.Idle)
 		if err != nil {
@@ -339,7 +347,6 @@ func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
 		if res.Last = e.clock(); res.Completed == 0 {
 			res.First = res.Last
 		}
-		due := make([]int, len(r.SGEs))
 		for _, w := range wc[:n] {
 			if w.Status != rdma.WCSuccess {
 				return res, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
@@ -348,16 +355,19 @@ func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
 			if q >= len(r.SGEs) {
 				return res, fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
 			}
-			got[q]++
+			used[q]++
 			res.Completed++
-			if got[q]+r.RxDepth <= r.Iters {
-				due[q]++
-			}
 		}
-		for q, k := range due {
+		for q := range used {
+			k := min(used[q]/list*list, (r.Iters-posted[q])/list*list)
+			if k <= 0 {
+				continue
+			}
 			if err := e.PostRecvs(q, k, r.SGEs[q]); err != nil {
 				return res, err
 			}
+			used[q] -= k
+			posted[q] += k
 		}
 	}
 	return res, nil
