@@ -60,6 +60,9 @@ var perfOptionCases = []struct {
 	{"read_lat", "-o 2", headerHas(" Outstand reads  : 2\n")},
 	{"atomic_bw", "-o 8", headerHas(" Outstand reads  : 8\n")},
 	{"read_bw", "-o 100000", readsCutToMax},
+	{"write_bw", "--reversed", reversedParts},
+	{"send_bw", "--reversed", reversedParts},
+	{"send_lat", "--reversed", reversedParts},
 	{"send_bw", "--recv_post_list 4 -r 30", headerHas(" Recv Post List  : 4\n")},
 	{"send_bw", "--recv_post_list 8 -q 2", headerHas(" Recv Post List  : 8\n")},
 	{"write_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", countersLike},
@@ -284,6 +287,19 @@ func cpuUtilNeedsDuration(t *testing.T, side string, r, peer result) {
 	}
 	if !strings.Contains(r.Stderr, warning) || strings.Contains(r.Stdout, "CPU_Util") {
 		t.Errorf("rdmactl %s with --cpu_util but no -D:\n%s%s", side, r.Stdout, r.Stderr)
+	}
+}
+
+// reversedParts: with --reversed on both sides the listening side runs
+// the test's client part, whose header has the TX depth, in rdmactl as in
+// perftest (the peer, in the other role).
+func reversedParts(t *testing.T, side string, r, peer result) {
+	listening, connecting := r, peer
+	if side == "client" {
+		listening, connecting = peer, r
+	}
+	if !strings.Contains(listening.Stdout, " TX depth ") || strings.Contains(connecting.Stdout, " TX depth ") {
+		t.Errorf("--reversed, rdmactl as the %s: the TX depth is not the listening side's alone:\nlistening:\n%s\nconnecting:\n%s", side, listening.Stdout, connecting.Stdout)
 	}
 }
 

@@ -20,7 +20,7 @@ func (s *session) runRDMABW() error {
 	if s.r.Bidirectional {
 		return s.runRDMABWBoth()
 	}
-	if s.r.Server == "" {
+	if !s.r.active() {
 		if err := s.sync(); err != nil { // the client is done
 			return err
 		}
@@ -157,7 +157,7 @@ func (s *session) runSendBW() error {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
-	server := s.r.Server == ""
+	server := !s.r.active()
 	for _, size := range s.r.Sizes {
 		// QP q receives into its span's second half, as write_bw's
 		// QPs are written.
@@ -229,7 +229,7 @@ func (s *session) counted(rep BWReport) {
 // limitsMissed is perftest's verdict on -w and -y after the run. The
 // server of write_bw, read_bw and atomic_bw gives none (without -b).
 func (s *session) limitsMissed() error {
-	if s.r.Server == "" && !s.r.Test.IsSend() && !s.r.Bidirectional {
+	if !s.r.active() && !s.r.Test.IsSend() && !s.r.Bidirectional {
 		return nil
 	}
 	switch {

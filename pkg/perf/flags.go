@@ -152,6 +152,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
+	{Long: "reversed", Usage: "the side that connects runs the test's server part, the listening side its client part (give it on both sides)", Value: func(v *FlagValues) any { return &v.Reversed }},
 	{Long: "recv_post_list", Usage: "bandwidth tests: send_bw's server posts its receives in lists of this many (-r is rounded down to whole lists)", Value: func(v *FlagValues) any { return &v.RecvPostList }},
 	{Long: "inline_size", Short: "I", Usage: "send and write tests: messages of up to this many bytes travel inside the work request, 0 to 912 (default 0)", Value: func(v *FlagValues) any { return &v.InlineSize },
 		Check: func(t Test, v *FlagValues) error {
@@ -237,7 +238,6 @@ var Flags = []Flag{
 
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
-	{Long: "reversed", Refused: "rdmactl's client always sends"},
 	{Long: "run_infinitely", Refused: "rdmactl runs -n iterations or -D seconds"},
 	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
 	{Long: "rate_limit", TakesArg: true, Refused: "rdmactl has no rate limiter yet"},

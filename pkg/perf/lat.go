@@ -56,7 +56,7 @@ func (s *session) runReadLat() error {
 	if err := steps(s.sync, s.connectPeer, s.printAddresses, s.sync); err != nil {
 		return err
 	}
-	if s.r.Server == "" {
+	if !s.r.active() {
 		if err := s.oob.Close(s.local); err != nil {
 			return s.peerErr(err)
 		}
@@ -83,7 +83,7 @@ func (s *session) pingPong(size int) error {
 		s.pinger = newPinger(s.ep, s.clock, s.r.BusyPoll)
 	}
 	p := PingPong{
-		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.Server != "", Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
+		Test: s.r.Test, Atomic: s.r.AtomicType, Client: s.r.active(), Size: size, Iters: s.r.Iters, RxDepth: s.r.RxDepth,
 		LocalOff: s.r.BufSize, RecvExtra: s.r.recvExtra(), RemoteAddr: s.remote.VAddr, RKey: s.remote.RKey,
 		BusyPoll: s.r.BusyPoll, Timeout: s.r.Timeout, Inline: s.r.inline(size),
 	}

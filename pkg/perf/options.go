@@ -56,6 +56,10 @@ type Options struct {
 	Unsorted     bool   // -U
 	AtomicType   string // -A: FetchAndAdd ("") or CmpAndSwap
 	PostList     int    // -l; 0 means 1
+	// Reversed is --reversed: the side that connects runs the test's
+	// server part and the one that listens its client part (both sides
+	// give it).
+	Reversed bool
 	// RecvPostList is --recv_post_list: send_bw's server posts its
 	// receives in lists of this many; 0 means 1.
 	RecvPostList int
@@ -489,4 +493,10 @@ func mtuBytes(e int) int { return 128 << e }
 // perftest's (ctx->rposted).
 func (r Resolved) recvsPosted() int {
 	return r.RxDepth / r.RecvPostList * r.RecvPostList
+}
+
+// active says whether this side runs the test's client part (perftest's
+// machine): the side that connects, unless --reversed swaps the parts.
+func (r Resolved) active() bool {
+	return (r.Server != "") != r.Reversed
 }

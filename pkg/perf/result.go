@@ -84,7 +84,7 @@ type CPUUse struct {
 
 func newResult(r Resolved) *Result {
 	role := "server"
-	if r.Server != "" {
+	if r.active() {
 		role = "client"
 	}
 	res := &Result{Test: r.Test.String(), Role: role, IBPort: r.IBPort, Conn: r.Conn.String(), QPs: r.QPs, TxDepth: r.TxDepth, BusyPoll: r.BusyPoll}

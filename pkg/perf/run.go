@@ -375,7 +375,7 @@ func (s *session) prepare() error {
 	s.local = s.locals[0]
 	s.result.setup(s, outReads)
 	WriteHeader(s.out, HeaderInfo{
-		Test: s.r.Test, Client: s.r.Server != "", Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
+		Test: s.r.Test, Client: s.r.active(), Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, CommRDMACM: s.r.CommRDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, RecvPostList: s.r.RecvPostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
