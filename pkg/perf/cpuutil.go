@@ -11,10 +11,9 @@ import (
 
 // cpuWindow is --cpu_util: perftest's CPU_Util[%] of a -D run, read from
 // the first line of /proc/stat at the start and at the end of the sample
-// window. perftest takes that line's first two numbers it reads, user and
-// idle time, and reports user / (user + idle): system time counts in
-// neither. A side whose loop never opened a window reports 0.00, as
-// perftest's does.
+// window. perftest reads two of that line's numbers, user and idle time,
+// and reports user / (user + idle): system time counts in neither. A side
+// whose loop never opened a window reports 0.00, as perftest's does.
 type cpuWindow struct {
 	read func() (user, idle int64, ok bool)
 
