@@ -224,7 +224,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "limit_msgrate", Short: "y", Usage: "bandwidth tests: fail (exit 1) unless the message rate reaches this many Mpps (perftest checks it only with -w too)", Value: func(v *FlagValues) any { return &v.LimitMsgRate },
+	{Long: "limit_msgrate", Short: "y", Usage: "bandwidth tests: fail (exit 1) unless the message rate reaches this many Mpps (checked alone too; perftest checks it only with -w)", Value: func(v *FlagValues) any { return &v.LimitMsgRate },
 		Check: func(t Test, v *FlagValues) error {
 			if v.LimitMsgRate < 0 {
 				return refuse("-y", v.LimitMsgRate, "Invalid Minimum msgRate Limit")
