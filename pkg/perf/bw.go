@@ -214,10 +214,11 @@ func (s *session) runSendBW() error {
 }
 
 // counted records a result row that counts: it goes into the --json
-// document, and -w/-y check it (perftest passes a limit when any row
+// document with its CPU share, and -w/-y check it (perftest passes a limit when any row
 // reaches it).
 func (s *session) counted(rep BWReport) {
 	s.result.addBW(rep)
+	s.recordCPUShare()
 	if s.r.LimitBW == nil || rep.BWAvg >= *s.r.LimitBW {
 		s.bwLimitPassed = true
 	}

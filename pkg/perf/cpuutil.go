@@ -69,16 +69,21 @@ func (w *cpuWindow) percent() float32 {
 }
 
 // rowEnd ends a result row: with --cpu_util the window's share
-// (REPORT_EXT_CPU_UTIL), which the --json document gets too; else a
-// newline.
+// (REPORT_EXT_CPU_UTIL), else a newline.
 func (s *session) rowEnd() string {
 	if s.cpu == nil {
 		return "\n"
 	}
-	p := s.cpu.percent()
-	util := float64(p)
-	s.result.CPU.HostUserPercent = &util
-	return fmt.Sprintf("\t    %-3.2f\n", p)
+	return fmt.Sprintf("\t    %-3.2f\n", s.cpu.percent())
+}
+
+// recordCPUShare puts --cpu_util's share into the --json document with
+// the result row it belongs to, whether or not the row is printed.
+func (s *session) recordCPUShare() {
+	if s.cpu != nil {
+		util := float64(s.cpu.percent())
+		s.result.CPU.HostUserPercent = &util
+	}
 }
 
 // readProcStat is the user and idle time of /proc/stat's first line.

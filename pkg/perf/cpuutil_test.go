@@ -58,11 +58,19 @@ func TestCPUUtilColumn(t *testing.T) {
 		}
 	}
 
-	_, doc := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Duration: time.Second, CPUUtil: true, JSON: true})
-	if !regexp.MustCompile(`"host_user_percent":\d`).MatchString(doc) {
-		t.Errorf("-D --cpu_util --json lacks cpu.host_user_percent:\n%s", doc)
-	}
-	if err := schema.Validate("perf", []byte(doc)); err != nil {
-		t.Errorf("against its schema: %v", err)
+	// --output prints no row, but the document still has the share.
+	for _, o := range []Options{
+		{Test: SendLat, Duration: time.Second},
+		{Test: SendLat, Duration: time.Second, Output: "latency"},
+		{Test: SendBW, Duration: time.Second, Output: "bandwidth"},
+	} {
+		o.GIDIndex, o.IBPort, o.CPUUtil, o.JSON = 1, 1, true, true
+		_, doc := runBoth(t, o)
+		if !regexp.MustCompile(`"host_user_percent":\d`).MatchString(doc) {
+			t.Errorf("%v -D --cpu_util --json --output=%q lacks cpu.host_user_percent:\n%s", o.Test, o.Output, doc)
+		}
+		if err := schema.Validate("perf", []byte(doc)); err != nil {
+			t.Errorf("against its schema: %v", err)
+		}
 	}
 }

@@ -99,6 +99,7 @@ func (s *session) pingPong(size int) error {
 			WriteLatDurRow(s.out, rep, s.rowEnd())
 		}
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
+		s.recordCPUShare()
 		s.result.addCPU(cpu.since(), rep.Iters)
 		return s.printCounters(rep.Size)
 	}
