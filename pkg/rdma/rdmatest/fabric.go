@@ -42,8 +42,8 @@ type Fabric struct {
 	// recvBatches is how many receives each PostRecvs call of a perf
 	// endpoint posted, in order.
 	recvBatches []int
-	endOp         rdma.WROpcode
-	endAfter      int
+	endOp       rdma.WROpcode
+	endAfter    int
 
 	bound    []*CMID // ids with a local address, listeners among them
 	nextPort uint16
