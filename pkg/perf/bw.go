@@ -228,9 +228,10 @@ func (s *session) counted(rep BWReport) {
 }
 
 // limitsMissed is perftest's verdict on -w and -y after the run. The
-// server of write_bw, read_bw and atomic_bw gives none (without -b).
+// latency tests take both and check neither, and the server of write_bw,
+// read_bw and atomic_bw gives none (without -b).
 func (s *session) limitsMissed() error {
-	if !s.r.active() && !s.r.Test.IsSend() && !s.r.Bidirectional {
+	if s.r.Test.Latency() || !s.r.active() && !s.r.Test.IsSend() && !s.r.Bidirectional {
 		return nil
 	}
 	switch {

@@ -162,10 +162,8 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 		return nil, err
 	}
 	s.result.complete()
-	if !r.Test.Latency() { // the latency tests take -w and -y and check neither
-		if err := s.limitsMissed(); err != nil {
-			return nil, err
-		}
+	if err := s.limitsMissed(); err != nil {
+		return nil, err
 	}
 	return s.result, nil
 }
