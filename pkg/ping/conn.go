@@ -24,8 +24,13 @@ const (
 	signalEvery = sqDepth / 2
 
 	// disconnectWait bounds the wait for our own DISCONNECTED event after
-	// rdma_disconnect, which rping prints before it exits.
-	disconnectWait             = 2 * time.Second
+	// rdma_disconnect (rping prints it before it exits). It comes with the
+	// peer's answer to the disconnect request, whose loss the CM repairs
+	// by sending the request again after its response timeout, but only
+	// while the id lives: an id destroyed sooner leaves the peer waiting
+	// for a next message that never comes. The bound lets two resends
+	// through.
+	disconnectWait             = 15 * time.Second
 	disconnectWaitAfterTimeout = 200 * time.Millisecond
 
 	// interruptPoll is how often a wait looks at the interrupt flag when
@@ -332,10 +337,16 @@ func (c *conn) disconnect() {
 	deadline := time.Now().Add(wait)
 	for !c.sawDisconnect {
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 || c.interrupted != nil && c.interrupted.Load() {
 			return
 		}
+		if c.interrupted != nil {
+			left = min(left, interruptPoll)
+		}
 		ev, err := c.ec.GetEvent(left)
+		if errors.Is(err, rdma.ErrTimeout) {
+			continue
+		}
 		if err != nil {
 			return
 		}

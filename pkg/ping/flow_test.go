@@ -597,3 +597,24 @@ func listen(t *testing.T, f *rdmatest.Fabric, port uint16) {
 // RDMA write (the echo of ping 2) has landed, as the server's death
 // would: the client sees DISCONNECTED before ping 2's go-ahead.
 func serverDiesAfterThreeEchoes(f *rdmatest.Fabric) { f.DisconnectAfter(rdma.WRRDMAWrite, 3) }
+
+// TestLostDisconnectRequest: the client's disconnect request is lost
+// once, and the CM sends it again after a while. The client waits for
+// the end of its disconnect, so the resend reaches the server, which
+// ends as after any run; a client that destroyed its id sooner would
+// cancel the resend and leave the server waiting for a next ping.
+func TestLostDisconnectRequest(t *testing.T) {
+	f, _ := newFabric()
+	f.LoseNextDisconnectRequest(3 * time.Second)
+	began := time.Now()
+	s, c := pair(t, f, opts("-a", "10.9.0.1", "--timeout", 8*time.Second), opts("-a", "10.9.0.1", "-C", 2))
+	if c.code != 0 || c.err != "client DISCONNECT EVENT...\n" {
+		t.Errorf("client: %+v", c)
+	}
+	if s.code != 0 || !strings.HasPrefix(s.err, "server DISCONNECT EVENT...\n") {
+		t.Errorf("server after the resent disconnect request: %+v", s)
+	}
+	if d := time.Since(began); d < 3*time.Second || d > 6*time.Second {
+		t.Errorf("the pair took %v, want the resend's 3 s and little more", d)
+	}
+}

@@ -196,6 +196,9 @@ type CMID struct {
 	joined    map[netip.Addr]bool
 	tos       uint8
 	ackExp    uint8
+	// dreqLost: this id's disconnect request was lost and its resend is
+	// due (LoseNextDisconnectRequest)
+	dreqLost bool
 }
 
 func (id *CMID) event(t rdma.CMEventType, status int) rdma.CMEvent {
@@ -503,6 +506,23 @@ func (id *CMID) Disconnect() error {
 	if id.peer == nil || id.request {
 		return rdma.Errorf("rdma_disconnect", syscall.EINVAL)
 	}
+	if len(f.lostDREQs) > 0 && id.connected {
+		resend := f.lostDREQs[0]
+		f.lostDREQs = f.lostDREQs[1:]
+		if id.qp != nil && !id.own {
+			id.qp.flush()
+		}
+		id.dreqLost = true
+		time.AfterFunc(resend, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if id.dreqLost && !id.closed {
+				id.dreqLost = false
+				id.disconnect()
+			}
+		})
+		return nil
+	}
 	id.disconnect()
 	return nil
 }
@@ -648,7 +668,7 @@ func (id *CMID) Close() error {
 	if id.request {
 		id.refuse()
 	}
-	if id.connected && id.peer.connected {
+	if id.connected && id.peer.connected && !id.dreqLost {
 		id.peer.connected = false
 		id.peer.raise(id.peer.event(rdma.CMEventDisconnected, 0))
 	}

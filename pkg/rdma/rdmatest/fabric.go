@@ -44,6 +44,9 @@ type Fabric struct {
 	recvBatches []int
 	endOp       rdma.WROpcode
 	endAfter    int
+	// lostDREQs queues the resend delays of the disconnect requests to
+	// lose (LoseNextDisconnectRequest).
+	lostDREQs []time.Duration
 
 	bound    []*CMID // ids with a local address, listeners among them
 	nextPort uint16
@@ -118,6 +121,17 @@ func (f *Fabric) DisconnectAfter(op rdma.WROpcode, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endOp, f.endAfter = op, n
+}
+
+// LoseNextDisconnectRequest loses the next rdma_disconnect's request on
+// the wire, as the kernel's CM meets a lost DREQ: neither end sees
+// DISCONNECTED until the CM sends the request again, resendAfter later,
+// and only if the disconnecting id still lives then (destroying it
+// cancels the resend, and the peer never learns).
+func (f *Fabric) LoseNextDisconnectRequest(resendAfter time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostDREQs = append(f.lostDREQs, resendAfter)
 }
 
 // Posts is how many work requests of op were posted on the fabric and
