@@ -147,6 +147,12 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	int pl = r->post_list;
 	if (pl < 1 || pl > PF_MAX_POST_LIST)
 		return -3 - EINVAL;
+	// A previous timed run's unsignalled tail still holds send-queue
+	// slots: count it as posted, and the first signalled completion
+	// covers it.
+	if (r->duration_ns > 0)
+		for (int q = 0; q < r->nqp; q++)
+			scnt[q] = r->tail[q];
 	for (int q = 0; q < r->nqp; q++) {
 		sge[q] = (struct ibv_sge){.addr = r->laddr[q], .length = r->len, .lkey = r->lkey};
 		for (int k = 0; k < pl; k++) {
@@ -259,6 +265,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 	}
 	r->done = timed ? win_done : totccnt;
+	for (int q = 0; q < r->nqp; q++)
+		r->tail[q] = scnt[q] - ccnt[q];
 	return 0;
 }
 

@@ -217,6 +217,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		}
 		r.ah[i], r.rqpn[i] = ah, C.uint32_t(rqpn)
 		r.laddr[i], r.raddr[i], r.rkey[i] = C.uint64_t(t.Local.Addr), C.uint64_t(t.RemoteAddr), C.uint32_t(t.RKey)
+		if i < len(s.Tail) {
+			r.tail[i] = C.int64_t(s.Tail[i])
+		}
 	}
 	var posted, completed *C.int64_t
 	if s.Duration <= 0 {
@@ -227,6 +230,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	rc := C.pf_stream(e.sendCQ.cq, &r, posted, completed)
 	clk := tickClockOf(r.clk)
 	res := rdma.StreamResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
+	for i := range nqp {
+		res.Tail = append(res.Tail, int(r.tail[i]))
+	}
 	if rc == 0 && s.Duration <= 0 {
 		clk.toNs(s.Posted[:total])
 		clk.toNs(s.Completed[:total])

@@ -32,6 +32,9 @@ struct pf_run {
 	int64_t duration_ns, margin_ns;
 	int tx_depth, cq_mod, post_list, idle_ms;
 	int send_inline; // IBV_SEND_INLINE on every request
+	// timed runs, in: each QP's requests that a previous run left after
+	// its last signalled one, maybe still in flight; out: this run's
+	int64_t tail[PF_MAX_QPS];
 	// out; first, last and the stamps in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;

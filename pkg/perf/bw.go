@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -21,6 +22,9 @@ func (s *session) runRDMABW() error {
 		return s.runRDMABWBoth()
 	}
 	if !s.r.active() {
+		if s.r.RunInfinitely {
+			return s.awaitClientLeaving()
+		}
 		if err := s.sync(); err != nil { // the client is done
 			return err
 		}
@@ -40,6 +44,9 @@ func (s *session) runRDMABW() error {
 		}
 		WriteResultLine(s.out)
 		return nil
+	}
+	if s.r.RunInfinitely {
+		return s.streamForever(s.r.Size, 1)
 	}
 	var last BWReport
 	for _, size := range s.r.Sizes {
@@ -68,10 +75,7 @@ func (s *session) runRDMABW() error {
 
 // stream runs one size of a bandwidth test's active side.
 func (s *session) stream(size int) (BWReport, error) {
-	run := Stream{
-		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
-		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
-	}
+	run := s.streamOf(size)
 	if s.r.WarmUp && !s.r.Test.IsSend() {
 		if _, err := runStream(s.ep, warmUp(run)); err != nil {
 			return BWReport{}, s.dataErr(fmt.Errorf("warm-up: %w", err))
@@ -89,6 +93,14 @@ func (s *session) stream(size int) (BWReport, error) {
 	return rep, nil
 }
 
+// streamOf is the active side's run of one size.
+func (s *session) streamOf(size int) Stream {
+	return Stream{
+		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
+		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
+	}
+}
+
 // warmUp is perftest's perform_warm_up before run: one round of -t
 // requests per QP (with a post list, one list), each completion asked for.
 func warmUp(run Stream) Stream {
@@ -104,6 +116,12 @@ func warmUp(run Stream) Stream {
 // once after a sync point (and with -a sync again after), trade their
 // results and print the sum; --report-both adds each side's own row after.
 func (s *session) runRDMABWBoth() error {
+	if s.r.RunInfinitely {
+		if err := s.sync(); err != nil { // both are ready
+			return err
+		}
+		return s.streamForever(s.r.Size, 2)
+	}
 	var mine, theirs BWReport
 	for _, size := range s.r.Sizes {
 		if err := s.sync(); err != nil { // both are ready
@@ -171,6 +189,12 @@ func (s *session) runSendBW() error {
 		if err := s.sync(); err != nil { // receives are posted
 			return err
 		}
+		if s.r.RunInfinitely {
+			if server {
+				return s.receiveForever(size, sges)
+			}
+			return s.streamForever(size, 1)
+		}
 		var rep BWReport
 		if server {
 			cpu := startCPU()
@@ -211,6 +235,65 @@ func (s *session) runSendBW() error {
 		return s.peerErr(err)
 	}
 	return nil
+}
+
+// streamForever is --run_infinitely's active side (perftest's
+// run_iter_bw_infinitely): one -D period's row after another until the
+// process is stopped. With -b each side counts both directions, as
+// perftest doubles its own numbers.
+func (s *session) streamForever(size, directions int) error {
+	run := s.streamOf(size)
+	from := s.clock()
+	for {
+		cpu := startCPU()
+		s.openCPUWindow()
+		t, err := runStream(s.ep, run)
+		if err != nil {
+			return s.dataErr(err)
+		}
+		// A period runs from one row to the next, as perftest's timer
+		// thread measures it.
+		to := s.clock()
+		t.Posted, t.Completed, t.Gbits = []int64{from}, []int64{to}, s.r.Gbits
+		run.Tail, from = t.Tail, to
+		rep := t.Report()
+		s.result.addCPU(cpu.since(), rep.Iters)
+		rep.BWAvg *= float64(directions)
+		rep.MsgRate *= float64(directions)
+		if err := s.printBW(rep); err != nil {
+			return err
+		}
+		s.counted(rep)
+	}
+}
+
+// receiveForever is send_bw's server under --run_infinitely: it prints
+// what arrived in each -D period, and ends when the client has left.
+func (s *session) receiveForever(size int, sges []rdma.SGE) error {
+	run := recvRun{RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges}
+	err := receiveForever(s.ep, s.clock, run, s.r.Duration, func(t BWTiming) error {
+		t.Gbits = s.r.Gbits
+		rep := t.Report()
+		s.counted(rep)
+		return s.printBW(rep)
+	}, s.oob.PeerLeft)
+	if errors.Is(err, errPeerLeft) {
+		return err
+	}
+	return s.dataErr(err)
+}
+
+// awaitClientLeaving is write_bw's and read_bw's server under
+// --run_infinitely: perftest's waits for the client's end of the test,
+// which never comes; the client leaving ends it.
+func (s *session) awaitClientLeaving() error {
+	s.oob.timeout = 0
+	if _, err := s.oob.Handshake(s.local); errors.Is(err, ErrPeerClosed) {
+		return errPeerLeft
+	} else if err != nil {
+		return s.peerErr(err)
+	}
+	return fmt.Errorf("the client sent a record during a --run_infinitely run, which has no end to sync")
 }
 
 // counted records a result row that counts: it goes into the --json

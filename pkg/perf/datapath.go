@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -31,6 +32,9 @@ type Stream struct {
 	Duration time.Duration
 	Margin   time.Duration // left out at each end of a Duration
 	Idle     time.Duration // the longest wait for any completion
+	// Tail is what the previous timed run on these QPs left in flight
+	// unseen (BWTiming.Tail): --run_infinitely's periods follow each other.
+	Tail []int
 }
 
 // opcodeOf is the test's operation; atomic names the atomic one.
@@ -58,7 +62,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin, Inline: s.Inline,
+		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail,
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
@@ -78,6 +82,7 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	}
 	if s.Duration > 0 {
 		t.Posted, t.Completed, t.Count, t.NoPeak = []int64{res.First}, []int64{res.Last}, res.Completed, true
+		t.Tail = res.Tail
 	}
 	return t, nil
 }
@@ -186,6 +191,52 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin t
 	}
 	return BWTiming{Size: uint64(r.Size), Posted: []int64{first}, Completed: []int64{last}, Count: dc.iters, NoPeak: true}, nil
 }
+
+// receiveForever is send_bw's server under --run_infinitely (perftest's
+// run_iter_bw_infinitely_server): it takes and re-posts messages without
+// end and hands row each period's timing, the period running from one
+// row to the next. It returns row's error, errPeerLeft once peerLeft says
+// so at a period's end, or the first failed receive.
+func receiveForever(ep rdma.PerfEndpoint, clock func() int64, r recvRun, period time.Duration, row func(BWTiming) error, peerLeft func() bool) error {
+	cq := ep.RecvCQ()
+	var wc [16]rdma.WC
+	re := reposts{sges: r.SGEs, list: r.PostList}
+	var count uint64
+	from, end := clock(), time.Now().Add(period)
+	for spins := 0; ; spins++ {
+		n, err := cq.Poll(wc[:])
+		if err != nil {
+			return fmt.Errorf("receive: %w", err)
+		}
+		for _, w := range wc[:n] {
+			q, err := re.qpOf(w)
+			if err != nil {
+				return fmt.Errorf("receive: %w", err)
+			}
+			re.due[q]++
+			count++
+		}
+		if err := re.post(ep); err != nil {
+			return err
+		}
+		if n > 0 || spins&0xfff == 0xfff {
+			if now := time.Now(); !now.Before(end) {
+				to := clock()
+				if err := row(BWTiming{Size: uint64(r.Size), Posted: []int64{from}, Completed: []int64{to}, Count: count, NoPeak: true}); err != nil {
+					return err
+				}
+				if peerLeft() {
+					return errPeerLeft
+				}
+				count, from, end = 0, to, now.Add(period)
+			}
+		}
+	}
+}
+
+// errPeerLeft ends a --run_infinitely server: the client went away, the
+// one way such a run ends.
+var errPeerLeft = errors.New("the client left: a --run_infinitely run ends when its client is stopped")
 
 func opcodeName(t Test) string {
 	switch {

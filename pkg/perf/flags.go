@@ -232,13 +232,13 @@ var Flags = []Flag{
 			return nil
 		}},
 	{Long: "perform_warm_up", Usage: "write_bw, read_bw and atomic_bw: before measuring, post -t requests per QP (-l's count with a post list) and wait for them (other tests take it and do nothing, as perftest)", Value: func(v *FlagValues) any { return &v.WarmUp }},
+	{Long: "run_infinitely", Usage: "bandwidth tests: run until stopped (^C), a row every -D seconds (default 5); the server ends when the client leaves", Value: func(v *FlagValues) any { return &v.RunInfinitely }},
 	{Long: "cpu_util", Usage: "with -D: end each row with CPU_Util[%], the host's user time over its user and idle time in the sample window, from /proc/stat", Value: func(v *FlagValues) any { return &v.CPUUtil }},
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
-	{Long: "run_infinitely", Refused: "rdmactl runs -n iterations or -D seconds"},
 	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
 	{Long: "rate_limit", TakesArg: true, Refused: "rdmactl has no rate limiter yet"},
 	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},

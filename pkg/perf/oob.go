@@ -71,9 +71,11 @@ func (o *OOB) exchange(mine []byte) ([]byte, error) {
 		return o.msg.exchange(mine, o.client)
 	}
 	theirs := make([]byte, len(mine))
+	var deadline time.Time // none: the last exchange's must not linger
 	if o.timeout > 0 {
-		o.conn.SetDeadline(time.Now().Add(o.timeout))
+		deadline = time.Now().Add(o.timeout)
 	}
+	o.conn.SetDeadline(deadline)
 	write := func() error { _, err := o.conn.Write(mine); return err }
 	read := func() error {
 		_, err := io.ReadFull(o.conn, theirs)
@@ -93,6 +95,21 @@ func (o *OOB) exchange(mine []byte) ([]byte, error) {
 		return nil, err
 	}
 	return theirs, nil
+}
+
+// PeerLeft says, without waiting, whether the peer closed the
+// connection: what a side that expects nothing more from the peer can
+// look at. The rdma_cm exchange cannot tell (false).
+func (o *OOB) PeerLeft() bool {
+	if o.msg != nil {
+		return false
+	}
+	o.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	defer o.conn.SetReadDeadline(time.Time{})
+	var b [1]byte
+	_, err := o.conn.Read(b[:])
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // Versions swaps version strings and refuses peers older than 5.70, the

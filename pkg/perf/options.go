@@ -69,6 +69,10 @@ type Options struct {
 	// WarmUp is --perform_warm_up: write_bw, read_bw and atomic_bw post a
 	// round of requests per QP, and wait for it, before each measured run.
 	WarmUp bool
+	// RunInfinitely is --run_infinitely: a bandwidth test runs without
+	// end, printing a row for each period of -D seconds (default 5),
+	// until the process is stopped or the peer leaves.
+	RunInfinitely bool
 	// CPUUtil is --cpu_util: with -D, each row ends with the host's CPU
 	// use in the sample window, as perftest's CPU_Util[%].
 	CPUUtil bool
@@ -127,12 +131,15 @@ const (
 	cacheLine       = 64
 	noPeakIters     = 20000
 	atomicSize      = 8
-	maxInline       = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
-	maxTOS          = 255
-	ucMaxRx         = 16000 // perftest's UC_MAX_RX
-	udGRH           = 40    // perftest's UD_ADDITION
-	udQKey          = 0x11111111
-	maxInlineUD     = 884 // perftest's MAX_INLINE_UD
+	// defInfinitePeriod is perftest's DEF_DURATION, --run_infinitely's
+	// period without -D.
+	defInfinitePeriod = 5 * time.Second
+	maxInline         = 912 // Debian's perftest 4.5+0.17; newer ones take 1024
+	maxTOS            = 255
+	ucMaxRx           = 16000 // perftest's UC_MAX_RX
+	udGRH             = 40    // perftest's UD_ADDITION
+	udQKey            = 0x11111111
+	maxInlineUD       = 884 // perftest's MAX_INLINE_UD
 )
 
 // Resolved are the options after perftest's defaults and dependencies.
@@ -259,6 +266,14 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Duration < 0 {
 		return r, refuse("-D", int64(r.Duration/time.Second), "Duration period must be positive")
 	}
+	if r.RunInfinitely {
+		// perftest's parser lets --run_infinitely replace -a's method,
+		// and runs it in duration mode, -D's period or its default.
+		r.All = false
+		if r.Duration == 0 {
+			r.Duration = defInfinitePeriod
+		}
+	}
 	if r.Duration > 0 && r.All {
 		return r, refuse("", "", "Duration mode currently doesn't support running on all sizes.")
 	}
@@ -300,6 +315,11 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.Bidirectional && o.Test != WriteBW && o.Test != ReadBW {
 		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", o.Test)
+	}
+	if r.RunInfinitely {
+		if err := r.infiniteRefusals(o.Test); err != nil {
+			return r, err
+		}
 	}
 	if r.Cycles && !o.Test.Latency() {
 		return r, refuse("-C", "", "Available only on Latency tests")
@@ -414,9 +434,27 @@ func (o Options) Resolve() (Resolved, error) {
 	return r, nil
 }
 
+// infiniteRefusals are perftest's refusals of --run_infinitely, and
+// rdmactl's where it has no end to give: one JSON document is written at
+// the end, and the rdma_cm exchange has no way to notice a peer that left.
+func (r Resolved) infiniteRefusals(t Test) error {
+	switch {
+	case t.Latency():
+		return refuse("", "", "run_infinitely exists only in BW tests for now.")
+	case r.JSON:
+		return fmt.Errorf("--json with --run_infinitely: the JSON document is written at the end, and this run has none; drop one of them")
+	case r.RDMACM || r.CommRDMACM:
+		return fmt.Errorf("--run_infinitely with -R or -z: rdmactl runs it over the TCP exchange only; drop -R/-z")
+	}
+	return nil
+}
+
 // margin is the time a -D run leaves out at each end: -f, or perftest's
 // quarter of the whole seconds.
 func (r Resolved) margin() time.Duration {
+	if r.RunInfinitely {
+		return 0 // each period counts whole
+	}
 	if r.Margin != nil {
 		return *r.Margin
 	}

@@ -220,6 +220,9 @@ type BWTiming struct {
 	// Count, when set, is the number of messages of a run that kept only
 	// its first post and last completion (duration mode, receivers).
 	Count uint64
+	// Tail is a timed stream's requests in flight unseen at its end, per
+	// QP (rdma.StreamResult.Tail).
+	Tail []int
 }
 
 // Report computes perftest's bandwidth numbers (print_report_bw) from the

@@ -121,6 +121,9 @@ type Stream struct {
 	Idle      time.Duration
 	Posted    []int64
 	Completed []int64
+	// Tail is, for a timed run on QPs a previous timed run used, that
+	// run's StreamResult.Tail: requests it left in flight unseen.
+	Tail []int
 }
 
 // StreamTarget is one QP's part of a Stream: its local memory and, for
@@ -137,6 +140,9 @@ type StreamTarget struct {
 type StreamResult struct {
 	Completed   uint64
 	First, Last int64
+	// Tail is, per QP, the requests after the last signalled one: they
+	// complete unseen, holding send-queue slots until they do.
+	Tail []int
 }
 
 // SendPingPong is one send_lat run with busy polling, perftest's

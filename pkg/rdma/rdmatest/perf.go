@@ -207,6 +207,10 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	}
 	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
 	if s.Duration > 0 {
+		// a previous timed run's unsignalled tail, still in flight
+		for q := range min(len(s.Tail), len(st.posted)) {
+			st.posted[q], st.inFlight[q] = s.Tail[q], s.Tail[q]
+		}
 		return st.runFor()
 	}
 	return st.run()
@@ -323,6 +327,17 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 			return res, err
 		}
 	}
+	// As the C loop: wait for every signalled request; the rest is the tail.
+	for qp := 0; qp < len(r.inFlight); {
+		if r.inFlight[qp] <= r.posted[qp]%r.s.CQMod {
+			qp++
+			continue
+		}
+		if err := r.reap(wc[:], func(int, int64) {}); err != nil {
+			return res, err
+		}
+	}
+	res.Tail = append([]int(nil), r.inFlight...)
 	return res, nil
 }
 
