@@ -117,6 +117,25 @@ func (p *reposts) qpOf(w rdma.WC) (int, error) {
 	return 0, fmt.Errorf("a completion for QP %d of %d", w.WRID, len(p.sges))
 }
 
+// take polls cq once into wc, checks each receive's completion and counts
+// it due on its QP. n is the number taken: on a failed completion, those
+// before it.
+func (p *reposts) take(cq rdma.CQ, wc []rdma.WC) (taken int, err error) {
+	n, err := cq.Poll(wc)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range wc[:n] {
+		q, err := p.qpOf(w)
+		if err != nil {
+			return taken, err
+		}
+		p.due[q]++
+		taken++
+	}
+	return taken, nil
+}
+
 // post posts the receives due, in whole lists, and keeps the rest due.
 func (p *reposts) post(ep rdma.PerfEndpoint) error {
 	list := max(p.list, 1)
@@ -155,11 +174,8 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin t
 	var first, last int64
 	deadline := time.Now().Add(r.Timeout)
 	for spins := 0; dc.state != durEnd; spins++ {
-		n, err := cq.Poll(wc[:])
-		if err != nil {
-			return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
-		}
-		if n == 0 {
+		n, err := re.take(cq, wc[:])
+		if n == 0 && err == nil {
 			if spins&0xfff == 0xfff {
 				now := time.Now()
 				dc.tick(now)
@@ -172,13 +188,11 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin t
 		now := time.Now()
 		dc.begin(now)
 		before := dc.iters
-		for _, w := range wc[:n] {
-			q, err := re.qpOf(w)
-			if err != nil {
-				return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
-			}
-			re.due[q]++
+		for range n {
 			dc.count(now)
+		}
+		if err != nil {
+			return BWTiming{}, fmt.Errorf("receive after %d: %w", dc.iters, err)
 		}
 		if dc.iters > before {
 			if last = clock(); before == 0 {
@@ -204,18 +218,11 @@ func receiveForever(ep rdma.PerfEndpoint, clock func() int64, r recvRun, period 
 	var count uint64
 	from, end := clock(), time.Now().Add(period)
 	for spins := 0; ; spins++ {
-		n, err := cq.Poll(wc[:])
+		n, err := re.take(cq, wc[:])
 		if err != nil {
 			return fmt.Errorf("receive: %w", err)
 		}
-		for _, w := range wc[:n] {
-			q, err := re.qpOf(w)
-			if err != nil {
-				return fmt.Errorf("receive: %w", err)
-			}
-			re.due[q]++
-			count++
-		}
+		count += uint64(n)
 		if err := re.post(ep); err != nil {
 			return err
 		}

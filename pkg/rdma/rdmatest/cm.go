@@ -509,9 +509,7 @@ func (id *CMID) Disconnect() error {
 	if len(f.lostDREQs) > 0 && id.connected {
 		resend := f.lostDREQs[0]
 		f.lostDREQs = f.lostDREQs[1:]
-		if id.qp != nil && !id.own {
-			id.qp.flush()
-		}
+		id.flushQP()
 		id.dreqLost = true
 		time.AfterFunc(resend, func() {
 			f.mu.Lock()
@@ -529,14 +527,20 @@ func (id *CMID) Disconnect() error {
 
 // disconnect is Disconnect's work; f.mu held.
 func (id *CMID) disconnect() {
-	if id.qp != nil && !id.own {
-		id.qp.flush()
-	}
+	id.flushQP()
 	for _, end := range []*CMID{id, id.peer} {
 		if end.connected {
 			end.connected = false
 			end.raise(end.event(rdma.CMEventDisconnected, 0))
 		}
+	}
+}
+
+// flushQP moves the QP the CM made for id to the error state, as
+// rdma_disconnect does; f.mu held.
+func (id *CMID) flushQP() {
+	if id.qp != nil && !id.own {
+		id.qp.flush()
 	}
 }
 
