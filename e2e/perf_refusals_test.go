@@ -67,6 +67,20 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"send_bw", "-y -2"},
 		{"send_lat", "--recv_post_list 2"},
 		{"send_bw", "-n 1001 --recv_post_list 2"},
+		{"write_bw", "--rate_limit 0"},
+		{"write_bw", "--rate_limit abc"},
+		{"write_bw", "--rate_limit 1 --rate_units k"},
+		{"write_bw", "--rate_limit 1 --rate_limit_type sw"},
+		{"write_bw", "--burst_size 8"},
+		{"write_bw", "--burst_size -1"},
+		{"write_bw", "--rate_limit 1 --rate_limit_type PP"},
+		{"write_bw", "--typical_pkt_size 100"},
+		{"send_lat", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},
+		{"atomic_bw", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},
+		{"write_bw", "--rate_limit 3"},
+		{"write_bw", "--rate_limit 1000 --rate_units p"},
+		{"write_bw", "-R --rate_limit 10"},
+		{"write_bw", "--run_infinitely --rate_limit 10"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

@@ -183,11 +183,26 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	// every 64th pass otherwise.
 	unsigned spins = 0, passes = 0;
 	int stop = 0, progressed = 0, look = 1;
+	// The rate limiter begins a burst when the gap since the last one
+	// has passed, and ends it after burst requests, on any QP.
+	int paced = r->gap_ns > 0, in_burst = 0;
+	int64_t next_burst = 0, burst_posted = 0;
 	r->first = clk->ticks0;
 	r->last = clk->ticks0;
 	for (;;) {
 		for (int q = 0; q < r->nqp && !stop; q++) {
-			while (scnt[q] < iters && scnt[q] - ccnt[q] + pl <= r->tx_depth) {
+			if (paced && !in_burst) {
+				int64_t t = pf_now_ns();
+				if (t < next_burst) {
+					// waiting out the gap is not idleness
+					progressed = 1;
+					continue;
+				}
+				next_burst = t + r->gap_ns;
+				in_burst = 1;
+				burst_posted = 0;
+			}
+			while (scnt[q] < iters && scnt[q] - ccnt[q] + pl <= r->tx_depth && (!paced || in_burst)) {
 				for (int k = 0; k < pl; k++) {
 					int64_t n = scnt[q] + k;
 					wr[q][k].wr_id = (uint64_t)q << 48 | (uint64_t)n;
@@ -205,6 +220,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 					return r->done = totccnt, -3 + cv_neg(rc);
 				scnt[q] += pl;
 				totscnt += pl;
+				if (paced && (burst_posted += pl) >= r->burst)
+					in_burst = 0;
 			}
 		}
 		if (timed && !stop && (look || ++passes % 64 == 0)) {

@@ -208,6 +208,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
 		post_list: C.int(max(s.PostList, 1)), send_inline: cBool(s.Inline),
 		idle_ms: timeoutMillis(s.Idle), qkey: C.uint32_t(e.qkey),
+		burst: C.int(s.Pace.Burst), gap_ns: C.int64_t(s.Pace.Gap),
 	}
 	for i, t := range s.Targets {
 		r.qp[i] = e.qps[i].qp

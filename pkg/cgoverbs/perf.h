@@ -32,6 +32,10 @@ struct pf_run {
 	int64_t duration_ns, margin_ns;
 	int tx_depth, cq_mod, post_list, idle_ms;
 	int send_inline; // IBV_SEND_INLINE on every request
+	// perftest's software rate limiter: bursts of burst requests over all
+	// QPs, one burst begun per gap_ns at most; gap_ns 0 posts unpaced
+	int burst;
+	int64_t gap_ns;
 	// timed runs, in: each QP's requests that a previous run left after
 	// its last signalled one, maybe still in flight; out: this run's
 	int64_t tail[PF_MAX_QPS];

@@ -98,6 +98,7 @@ func (s *session) streamOf(size int) Stream {
 	return Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
 		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
+		Pace: s.r.pace(size),
 	}
 }
 
@@ -105,7 +106,7 @@ func (s *session) streamOf(size int) Stream {
 // requests per QP (with a post list, one list), each completion asked for.
 func warmUp(run Stream) Stream {
 	w := run
-	w.Iters, w.CQMod, w.Duration, w.Margin = run.TxDepth, 1, 0, 0
+	w.Iters, w.CQMod, w.Duration, w.Margin, w.Pace = run.TxDepth, 1, 0, 0, rdma.Pace{}
 	if run.PostList > 1 {
 		w.Iters, w.CQMod = run.PostList, run.PostList
 	}

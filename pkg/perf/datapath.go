@@ -35,6 +35,8 @@ type Stream struct {
 	// Tail is what the previous timed run on these QPs left in flight
 	// unseen (BWTiming.Tail): --run_infinitely's periods follow each other.
 	Tail []int
+	// Pace is the rate limiter's schedule; zero sends unpaced.
+	Pace rdma.Pace
 }
 
 // opcodeOf is the test's operation; atomic names the atomic one.
@@ -62,7 +64,7 @@ func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail,
+		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace,
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})

@@ -27,6 +27,12 @@ type FlagValues struct {
 	LimitBW      float64 // -w
 	LimitMsgRate float64 // -y
 	CounterList  string  // -W
+	// the rate limiter's options, as typed (RateLimit is read from them)
+	RateLimitText  string // --rate_limit
+	RateUnits      string // --rate_units
+	RateLimitType  string // --rate_limit_type
+	BurstSize      int    // --burst_size
+	TypicalPktSize int    // --typical_pkt_size
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -237,10 +243,24 @@ var Flags = []Flag{
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
+	{Long: "rate_limit", Usage: "bandwidth tests: send at most this rate, in --rate_units; on RoCE perftest's default HW limiter falls back to its software one, and so does rdmactl's", Value: func(v *FlagValues) any { return &v.RateLimitText }},
+	{Long: "rate_units", Usage: "--rate_limit's unit: M (MiB/s), g (Gb/s) or p (messages/s)", Value: func(v *FlagValues) any { return &v.RateUnits }},
+	{Long: "rate_limit_type", Usage: "the limiter: SW, HW (the default with --rate_limit; an InfiniBand static rate, SW on RoCE) or PP (raw Ethernet's packet pacing: refused)", Value: func(v *FlagValues) any { return &v.RateLimitType }},
+	{Long: "burst_size", Usage: "with a rate limit: messages sent back to back in each burst (default: the TX depth)", Value: func(v *FlagValues) any { return &v.BurstSize }},
+	{Long: "typical_pkt_size", Usage: "packet pacing's typical packet size, 0 to 65535 (PP only, which raw Ethernet alone has)", Value: func(v *FlagValues) any { return &v.TypicalPktSize },
+		Check: func(t Test, v *FlagValues) error {
+			if v.TypicalPktSize < 0 || v.TypicalPktSize > 0xffff {
+				return refuse("--typical_pkt_size", v.TypicalPktSize, "Typical pkt size should be between 0 and 65535")
+			}
+			if v.TypicalPktSize != 0 && v.RateLimitType != limiterPP {
+				return refuse("--typical_pkt_size", v.TypicalPktSize, "Typical packet size only supports PP rate limiter")
+			}
+			return nil
+		}},
+
 	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
 	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
-	{Long: "rate_limit", TakesArg: true, Refused: "rdmactl has no rate limiter yet"},
 	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
 	{Long: "odp", Refused: "rdmactl registers its memory, no on-demand paging"},
 	{Long: "use_hugepages", Refused: "rdmactl allocates its buffer without huge pages"},
@@ -316,6 +336,7 @@ func (f Flag) ValueIn(v *FlagValues) any {
 func NewFlagValues() *FlagValues {
 	v := &FlagValues{}
 	v.IBPort, v.TCPPort, v.QPs, v.Timeout, v.Conn, v.MarginSecs, v.QPTimeout, v.HopLimit = 1, DefaultTCPPort, 1, 2*time.Minute, "RC", 0, defQPTimeout, defHopLimit
+	v.RateUnits = "g"
 	return v
 }
 
@@ -374,6 +395,11 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	case "UD":
 		o.Conn = rdma.QPTypeUD
 	}
+	rl, err := parseRateLimit(v, given)
+	if err != nil {
+		return o, err
+	}
+	o.RateLimit = rl
 	if given("report-counters") {
 		o.ReportCounters = v.CounterList
 	}

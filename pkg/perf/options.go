@@ -101,6 +101,9 @@ type Options struct {
 	// side's own row.
 	Bidirectional bool
 	ReportBoth    bool
+	// RateLimit is perftest's rate limiter (--rate_limit and its
+	// companions); nil limits nothing.
+	RateLimit *RateLimit
 	// Counters are the port counters read before and after the run, to
 	// say which error counters rose; nil reads none.
 	Counters counters.Source
@@ -154,6 +157,9 @@ type Resolved struct {
 	// udInlineCut says -I was above what perftest inlines on UD, and
 	// was cut to it
 	udInlineCut bool
+	// burstIsTxDepth says the SW limiter took the TX depth for its
+	// burst size, which perftest says
+	burstIsTxDepth bool
 }
 
 // Perftest's bounds on the sizes people give.
@@ -425,6 +431,9 @@ func (o Options) Resolve() (Resolved, error) {
 			return r, err
 		}
 	}
+	if err := r.resolveRateLimit(o.Test); err != nil {
+		return r, err
+	}
 	if r.TCPPort == 0 {
 		r.TCPPort = DefaultTCPPort
 	}
@@ -441,6 +450,8 @@ func (r Resolved) infiniteRefusals(t Test) error {
 	switch {
 	case t.Latency():
 		return refuse("", "", "run_infinitely exists only in BW tests for now.")
+	case r.RateLimit.limiter() != "":
+		return refuse("", "", "run_infinitely does not support rate limit feature yet")
 	case r.JSON:
 		return fmt.Errorf("--json with --run_infinitely: the JSON document is written at the end, and this run has none; drop one of them")
 	case r.RDMACM || r.CommRDMACM:

@@ -120,6 +120,9 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 			fmt.Fprint(s.errOut, " CPU Utilization works only with Duration mode.\n")
 		}
 	}
+	if r.burstIsTxDepth {
+		fmt.Fprintf(s.errOut, " Setting burst size to tx depth = %d\n", r.TxDepth)
+	}
 	if r.udInlineCut {
 		io.WriteString(s.out, resultLine)
 		fmt.Fprintf(s.errOut, "Setting inline size to %d (Max inline size in UD)\n", maxInlineUD)
@@ -424,6 +427,25 @@ func (s *session) connectPeer() error {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}
+	return s.hwRateLimit()
+}
+
+// hwRateLimit is perftest's HW limiter at the QPs' connection. A RoCE
+// port takes no static rate: perftest then limits in software, unless HW
+// was asked for by name. rdmactl sets no static rate on InfiniBand
+// either, and says so rather than run unlimited.
+func (s *session) hwRateLimit() error {
+	l := s.r.RateLimit
+	switch {
+	case l.limiter() != limiterHW:
+		return nil
+	case !s.port.Ethernet:
+		return cli.WithHint(errors.New("--rate_limit: rdmactl sets no HW rate limit (static rate) on InfiniBand ports"), "give --rate_limit_type SW")
+	case l.Type == limiterHW:
+		return cli.WithHint(errors.New("Unable to Connect the HCA's through the link: The QP failed to accept HW rate limit (a RoCE port takes no static rate)"),
+			"give --rate_limit_type SW, or leave --rate_limit_type out to fall back to it as perftest does")
+	}
+	io.WriteString(s.errOut, hwFallbackLine)
 	return nil
 }
 

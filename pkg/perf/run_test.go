@@ -42,6 +42,14 @@ func runBoth(t *testing.T, o Options) (srv, cli string) {
 // printed and returned. A latency test's messages take 10 µs on v.
 func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr, cerr error) {
 	t.Helper()
+	var serrOut, cerrOut bytes.Buffer
+	return runPairOut(t, v, o, &serrOut, &cerrOut)
+}
+
+// runPairOut is runPair with each side's stderr kept in serrOut and
+// cerrOut.
+func runPairOut(t *testing.T, v *rdmatest.Fabric, o Options, serrOut, cerrOut *bytes.Buffer) (srv, cli string, serr, cerr error) {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,14 +59,15 @@ func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr
 	if o.Test.Latency() {
 		v.SetWireTime(latencyWire)
 	}
-	var sout, cout, serrOut, cerrOut bytes.Buffer
+	var sout, cout bytes.Buffer
 	done := make(chan error, 1)
 	so := o
-	go func() { done <- runOn(so, v, &sout, &serrOut) }()
+	go func() { done <- runOn(so, v, &sout, serrOut) }()
 	o.Server = "127.0.0.1"
 	for i := 0; ; i++ {
 		cout.Reset()
-		cerr = runOn(o, v, &cout, &cerrOut)
+		cerrOut.Reset()
+		cerr = runOn(o, v, &cout, cerrOut)
 		// The server is not listening yet: TCP refuses, rdma_cm rejects.
 		var ce *cmEventError
 		refused := errors.Is(cerr, syscall.ECONNREFUSED) || errors.As(cerr, &ce) && ce.got.Type == rdma.CMEventRejected

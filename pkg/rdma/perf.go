@@ -124,6 +124,16 @@ type Stream struct {
 	// Tail is, for a timed run on QPs a previous timed run used, that
 	// run's StreamResult.Tail: requests it left in flight unseen.
 	Tail []int
+	// Pace is perftest's software rate limiter; the zero value posts as
+	// fast as the depth allows.
+	Pace Pace
+}
+
+// Pace limits a Stream's rate: bursts of Burst requests over all its QPs,
+// a burst begun at most once per Gap.
+type Pace struct {
+	Burst int
+	Gap   time.Duration
 }
 
 // StreamTarget is one QP's part of a Stream: its local memory and, for

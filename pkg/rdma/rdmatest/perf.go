@@ -3,6 +3,7 @@ package rdmatest
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -223,13 +224,45 @@ type streamRun struct {
 	posted   []int // per QP
 	inFlight []int
 	total    int // posted over all QPs
+	// the rate limiter's burst: open, its requests so far, and when the
+	// next may begin
+	inBurst     bool
+	burstPosted int
+	nextBurst   time.Time
+}
+
+// mayPost says whether the rate limiter lets a request go now, opening a
+// burst when the gap since the last one has passed.
+func (r *streamRun) mayPost() bool {
+	if r.s.Pace.Gap <= 0 || r.inBurst {
+		return true
+	}
+	if now := time.Now(); !now.Before(r.nextBurst) {
+		r.inBurst, r.burstPosted, r.nextBurst = true, 0, now.Add(r.s.Pace.Gap)
+	}
+	return r.inBurst
+}
+
+// waitForBurst sleeps out the rate limiter's gap, but not past end (when
+// not zero), if nothing is in flight: waiting for a completion would wait
+// for nothing.
+func (r *streamRun) waitForBurst(end time.Time) bool {
+	if r.s.Pace.Gap <= 0 || r.inBurst || slices.ContainsFunc(r.inFlight, func(n int) bool { return n > 0 }) {
+		return false
+	}
+	until := r.nextBurst
+	if !end.IsZero() && end.Before(until) {
+		until = end
+	}
+	time.Sleep(time.Until(until))
+	return true
 }
 
 // postRound lets each QP post the lists its depth allows, the QPs taking
 // turns; stamp receives each request's post time.
 func (r *streamRun) postRound(limit int, stamp func(k int, t int64)) error {
 	for qp, t := range r.s.Targets {
-		for (limit == 0 || r.posted[qp] < limit) && r.inFlight[qp]+r.list <= r.s.TxDepth {
+		for (limit == 0 || r.posted[qp] < limit) && r.inFlight[qp]+r.list <= r.s.TxDepth && r.mayPost() {
 			for range r.list {
 				r.posted[qp]++
 				n := r.posted[qp]
@@ -250,6 +283,9 @@ func (r *streamRun) postRound(limit int, stamp func(k int, t int64)) error {
 				if err := r.e.post(qp, wr); err != nil {
 					return err
 				}
+			}
+			if r.burstPosted += r.list; r.burstPosted >= r.s.Pace.Burst {
+				r.inBurst = false
 			}
 		}
 	}
@@ -286,6 +322,9 @@ func (r *streamRun) run() (rdma.StreamResult, error) {
 		if err := r.postRound(r.s.Iters, func(k int, t int64) { r.s.Posted[k] = t }); err != nil {
 			return res, err
 		}
+		if r.waitForBurst(time.Time{}) {
+			continue
+		}
 		if err := r.reap(wc[:], func(covered int, t int64) {
 			res.Completed += uint64(covered)
 			r.s.Completed[res.Completed-1] = t
@@ -313,6 +352,9 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 		}
 		if pace > 0 && r.total > before {
 			time.Sleep(time.Duration(r.total-before) * pace)
+		}
+		if r.waitForBurst(end) {
+			continue
 		}
 		if err := r.reap(wc[:], func(covered int, t int64) {
 			if now := time.Now(); now.Before(from) || now.After(to) {
