@@ -96,6 +96,10 @@ type Options struct {
 	GIDAuto  bool
 	Check    bool
 	NumQP    int // srq
+	// AnySizeAndCount makes rc's server answer a client of any -s (up
+	// to MaxAnswerSize) and -n until it falls silent, Size and Iters
+	// unused (rdmactl serve's, through Answer).
+	AnySizeAndCount bool
 
 	// rc's options for features rxe lacks: refused as the tool refuses.
 	ODP, ImplicitODP, Prefetch, Timestamps, DeviceMemory, NewSend bool

@@ -31,14 +31,15 @@ func usec(d time.Duration) float64 { return float64(d) / float64(time.Microsecon
 // successive receives: one round trip per receive once the loop runs)
 // and the CPU time per iteration.
 func (r *run) printStats() {
-	h, o := r.res.hist, r.o
+	h := r.res.hist
 	if h.Count() == 0 {
 		return
 	}
 	fmt.Fprintf(r.out, "latency usec min/avg/max/mdev = %.3f/%.3f/%.3f/%.3f\n", usec(h.Min()), usec(h.Mean()), usec(h.Max()), usec(h.StdDev()))
 	fmt.Fprintf(r.out, "latency usec p50/p90/p99/p99.9 = %.3f/%.3f/%.3f/%.3f\n",
 		usec(h.Quantile(0.5)), usec(h.Quantile(0.9)), usec(h.Quantile(0.99)), usec(h.Quantile(0.999)))
-	c := r.res.cpu.Per(o.Iters)
+	_, iters := r.sizeAndIters()
+	c := r.res.cpu.Per(iters)
 	fmt.Fprintf(r.out, "cpu usec per iteration %.3f (user %.3f, sys %.3f)\n", usec(c.Total()), usec(c.User), usec(c.Sys))
 	if r.validates() {
 		if len(r.invalid) == 0 {
@@ -129,8 +130,9 @@ func dests(ds []Dest) []DestDoc {
 
 func (r *run) document(err error) Document {
 	o := r.o
+	size, iters := r.sizeAndIters()
 	doc := Document{Tool: o.Kind.Tool(), Type: o.Kind.String(), Role: "server", Peer: o.Server, Device: r.deviceName,
-		Port: o.IBPort, TCPPort: o.Port, GIDAuto: o.GIDAuto, Size: o.Size, Iters: o.Iters,
+		Port: o.IBPort, TCPPort: o.Port, GIDAuto: o.GIDAuto, Size: size, Iters: iters,
 		Local: dests(r.mine), Remote: []DestDoc{}, InvalidPages: []int{}, PortCounters: counters.Summarize(r.rose)}
 	if o.Server != "" {
 		doc.Role = "client"
@@ -144,15 +146,15 @@ func (r *run) document(err error) Document {
 		doc.Remote = dests(r.theirs[:min(n, len(r.theirs))])
 	}
 	if res := r.res; res != nil {
-		doc.Bytes = int64(o.Size) * int64(o.Iters) * 2
+		doc.Bytes = int64(size) * int64(iters) * 2
 		secs := float64(res.usec) / 1e6
 		mbit := float64(doc.Bytes) * 8 / float64(res.usec)
-		per := float64(res.usec / float32(o.Iters))
+		per := float64(res.usec / float32(iters))
 		doc.ElapsedSeconds, doc.MbitPerSec, doc.UsecPerIter = &secs, finite(mbit), finite(per)
 		if h := res.hist; h != nil && h.Count() > 0 {
 			doc.Latency = latencyDoc(h)
 		}
-		c := res.cpu.Per(o.Iters)
+		c := res.cpu.Per(iters)
 		doc.CPU = &CPU{Total: usec(c.Total()), User: usec(c.User), Sys: usec(c.Sys)}
 		doc.Validated = r.validates()
 		doc.InvalidPages = append(doc.InvalidPages, r.invalid...)

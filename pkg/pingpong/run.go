@@ -85,6 +85,8 @@ type run struct {
 	theirs   []Dest
 	res      *result
 	invalid  []int
+	// answered is what an AnySizeAndCount server answered.
+	answered *answered
 	// stopped is how far a run that ctx ended got.
 	stopped *progress
 }
@@ -108,6 +110,24 @@ func (r *run) numQP() int {
 		return r.o.NumQP
 	}
 	return 1
+}
+
+// bufferSize is the bytes the messages share: -s, or for a server that
+// does not know it the most it answers.
+func (r *run) bufferSize() int {
+	if r.o.AnySizeAndCount {
+		return MaxAnswerSize
+	}
+	return r.o.Size
+}
+
+// sizeAndIters are the run's message size and count: the options', or
+// what an AnySizeAndCount server answered (the largest message).
+func (r *run) sizeAndIters() (size, iters int) {
+	if a := r.answered; a != nil {
+		return a.largest, a.messages
+	}
+	return r.o.Size, r.o.Iters
 }
 
 // offset is where a message starts in the buffer: ud receives the 40
@@ -214,6 +234,9 @@ func (r *run) checkOptions() error {
 			return toolErr(fmt.Sprintf("num_qp %d must be less than %d", o.NumQP, maxQP-1))
 		}
 	}
+	if o.AnySizeAndCount && (o.Kind != RC || o.Server != "") {
+		return fmt.Errorf("answering any -s and -n is for rc's server side only")
+	}
 	if o.Kind == RC {
 		if o.ODP && o.DeviceMemory {
 			return toolErr("DM memory region can't be on demand")
@@ -292,7 +315,7 @@ func (r *run) setup() error {
 			return err
 		}
 	}
-	if r.mr, err = r.pd.RegMR(o.Size+int(r.offset()), rdma.AccessLocalWrite); err != nil {
+	if r.mr, err = r.pd.RegMR(r.bufferSize()+int(r.offset()), rdma.AccessLocalWrite); err != nil {
 		return toolErr("Couldn't register MR")
 	}
 	for i := range r.mr.Bytes() {
@@ -323,7 +346,7 @@ func (r *run) setup() error {
 			return toolErr("Couldn't create QP")
 		}
 		r.qps = append(r.qps, qp)
-		if info, err := qp.Query(); err == nil && int(info.Cap.MaxInlineData) >= o.Size && !o.DeviceMemory {
+		if info, err := qp.Query(); err == nil && int(info.Cap.MaxInlineData) >= r.bufferSize() && !o.DeviceMemory {
 			r.inline = true
 		}
 	}
@@ -384,7 +407,7 @@ func (r *run) postRecvs(n int) error {
 }
 
 func (r *run) postSomeRecvs(n int) (int, error) {
-	sge := rdma.SGEOf(r.mr, uint32(r.o.Size)+uint32(r.offset()))
+	sge := rdma.SGEOf(r.mr, uint32(r.bufferSize())+uint32(r.offset()))
 	for i := 0; i < n; i++ {
 		var err error
 		if r.srq != nil {
@@ -573,9 +596,10 @@ func (r *run) connectQPs() error {
 	return nil
 }
 
-func (r *run) postSend(i int) error {
+// postSend sends the message of size bytes at the buffer's start.
+func (r *run) postSend(i, size int) error {
 	wr := rdma.SendWR{ID: sendWRID, Op: rdma.WRSend, Signaled: true, Inline: r.inline,
-		Local: rdma.SGE{Addr: r.mr.Addr() + r.offset(), Len: uint32(r.o.Size), LKey: r.mr.LKey()}}
+		Local: rdma.SGE{Addr: r.mr.Addr() + r.offset(), Len: uint32(size), LKey: r.mr.LKey()}}
 	if r.o.Kind == UD {
 		wr.UD = &rdma.UDDest{AH: r.ah, QPN: r.theirs[0].QPN, QKey: qkey}
 	}
@@ -619,7 +643,7 @@ func (r *run) pingpong(ctx context.Context) error {
 			r.pageMarks(true)
 		}
 		for i := range r.qps {
-			if err := r.postSend(i); err != nil {
+			if err := r.postSend(i, o.Size); err != nil {
 				return err
 			}
 			pending[i] |= sendWRID
@@ -643,27 +667,41 @@ func (r *run) pingpong(ctx context.Context) error {
 		wcs = make([]rdma.WC, min(o.NumQP+o.RxDepth, 16))
 	}
 	rcnt, scnt := 0, 0
+	of := fmt.Sprintf(" of %d", o.Iters)
+	if o.AnySizeAndCount {
+		r.answered = &answered{}
+		of = ""
+	}
 	stopped := func() error {
 		r.stopped = &progress{receives: rcnt, elapsed: time.Since(start)}
-		return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), rcnt, o.Iters, scnt)
+		return fmt.Errorf("%w after %d%s receives and %d sends", ctx.Err(), rcnt, of, scnt)
 	}
-	for rcnt < o.Iters || scnt < o.Iters {
+	for o.AnySizeAndCount || rcnt < o.Iters || scnt < o.Iters {
 		// A slow peer's completions keep coming: the run still ends with ctx.
 		if ctx.Err() != nil {
 			return stopped()
 		}
-		ne, err := r.wait(ctx, wcs)
+		ne, err := r.wait(ctx, wcs, r.waitBound())
 		if err != nil {
 			if ctx.Err() != nil {
 				return stopped()
 			}
 			var te *timeoutError
-			if errors.As(err, &te) {
-				return fmt.Errorf("%s after %d of %d receives and %d sends: the peer stopped or the path broke", err, rcnt, o.Iters, scnt)
+			if !errors.As(err, &te) {
+				return err
 			}
-			return err
+			if !o.AnySizeAndCount {
+				return fmt.Errorf("%s after %d%s receives and %d sends: the peer stopped or the path broke", err, rcnt, of, scnt)
+			}
+			if err := r.answered.ended(scnt, te.d); err != nil {
+				return err
+			}
+			break
 		}
 		for _, wc := range wcs[:ne] {
+			if o.AnySizeAndCount && wc.WRID == recvWRID && didNotFit(wc.Status) {
+				return tooLarge(wc.Status)
+			}
 			if wc.Status != rdma.WCSuccess {
 				lines := []string{fmt.Sprintf("Failed status %s (%d) for wr_id %d", wc.Status, uint32(wc.Status), int32(wc.WRID))}
 				if o.Kind == RC {
@@ -698,6 +736,9 @@ func (r *run) pingpong(ctx context.Context) error {
 					}
 				}
 				rcnt++
+				if o.AnySizeAndCount {
+					r.answered.received(int(wc.ByteLen), time.Now())
+				}
 				if measure {
 					now := time.Now()
 					res.hist.Record(now.Sub(last))
@@ -711,8 +752,8 @@ func (r *run) pingpong(ctx context.Context) error {
 				return toolErr(lines...)
 			}
 			pending[qi] &^= int(wc.WRID)
-			if scnt < o.Iters && pending[qi] == 0 {
-				if err := r.postSend(qi); err != nil {
+			if (o.AnySizeAndCount || scnt < o.Iters) && pending[qi] == 0 {
+				if err := r.postSend(qi, r.nextSize()); err != nil {
 					if o.Kind == RC {
 						err.(*toolError).lines = append(err.(*toolError).lines, fmt.Sprintf("parse WC failed %d", ne))
 					}
@@ -723,12 +764,35 @@ func (r *run) pingpong(ctx context.Context) error {
 		}
 	}
 	res.elapsed = time.Since(start)
+	if a := r.answered; a != nil {
+		// Not the silence that ended it.
+		res.elapsed = a.lastAt.Sub(start)
+	}
 	res.cpu = latency.ProcessCPU().Sub(cpu0)
 	// gettimeofday's microseconds, summed as the tools do into a float.
 	res.usec = float32(res.elapsed.Microseconds())
 	r.res = res
 	r.report()
 	return nil
+}
+
+// waitBound is how long one wait for completions lasts at most:
+// --timeout, or the client's silence that ends an AnySizeAndCount
+// server's session.
+func (r *run) waitBound() time.Duration {
+	if a := r.answered; a != nil {
+		return a.silence(r.o.wait())
+	}
+	return r.o.wait()
+}
+
+// nextSize is the size of the next message: -s, or the size of the one
+// an AnySizeAndCount server answers.
+func (r *run) nextSize() int {
+	if a := r.answered; a != nil {
+		return a.lastSize
+	}
+	return r.o.Size
 }
 
 // waitStep is how long one wait sleeps before it looks at ctx: a
@@ -738,11 +802,12 @@ const waitStep = 100 * time.Millisecond
 // wait takes completions: spinning as the tools do, or with -e asleep on
 // the completion channel (on one CPU in raw polls, as ping sleeps there:
 // a blocking cgo call costs the scheduler several thread switches per
-// wait); either way for at most --timeout, and until ctx ends.
-func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
+// wait); either way for at most bound (negative: forever), and until ctx
+// ends.
+func (r *run) wait(ctx context.Context, wcs []rdma.WC, bound time.Duration) (int, error) {
 	var end time.Time
-	if w := r.o.wait(); w >= 0 {
-		end = time.Now().Add(w)
+	if bound >= 0 {
+		end = time.Now().Add(bound)
 	}
 	for {
 		step := waitStep
@@ -757,7 +822,7 @@ func (r *run) wait(ctx context.Context, wcs []rdma.WC) (int, error) {
 			return 0, err
 		}
 		if !end.IsZero() && !time.Now().Before(end) {
-			return 0, &timeoutError{"waiting for a completion", r.o.Timeout}
+			return 0, &timeoutError{"waiting for a completion", bound}
 		}
 	}
 }
@@ -790,9 +855,10 @@ func (r *run) waitStep(wcs []rdma.WC, d time.Duration) (int, error) {
 // report prints the tools' two result lines (and -c's findings).
 func (r *run) report() {
 	o, res := r.o, r.res
-	bytes := int64(o.Size) * int64(o.Iters) * 2
+	size, iters := r.sizeAndIters()
+	bytes := int64(size) * int64(iters) * 2
 	fmt.Fprintf(r.out, "%d bytes in %s seconds = %s Mbit/sec\n", bytes, cfloat(float64(res.usec)/1e6), cfloat(float64(bytes)*8/float64(res.usec)))
-	fmt.Fprintf(r.out, "%d iters in %s seconds = %s usec/iter\n", int32(o.Iters), cfloat(float64(res.usec)/1e6), cfloat(float64(res.usec/float32(o.Iters))))
+	fmt.Fprintf(r.out, "%d iters in %s seconds = %s usec/iter\n", int32(iters), cfloat(float64(res.usec)/1e6), cfloat(float64(res.usec/float32(iters))))
 	if r.validates() {
 		r.pageMarks(false)
 		if o.Check {
