@@ -89,6 +89,15 @@ type Entry struct {
 	Hint    string
 	// BW is a write_bw session's result: the client's report.
 	BW *BW
+	// RoundTrips is what a pingpong session answered.
+	RoundTrips *RoundTrips
+}
+
+// RoundTrips counts the messages a pingpong session answered, each with
+// one of its size; Bytes is the largest's.
+type RoundTrips struct {
+	Count int `json:"count"`
+	Bytes int `json:"bytes"`
 }
 
 // BW is a bandwidth result as perftest reports it: MB/sec is MiB per

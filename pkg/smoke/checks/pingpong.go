@@ -17,8 +17,8 @@ const CheckPingpong = "pingpong"
 // pingpong runs ibv_rc_pingpong's client in-process against the peer's
 // `rdmactl serve` (or an ibv_rc_pingpong server) on the perftest port,
 // over the device and port the route check found, the GID chosen as -g
-// auto. It runs the tool's defaults, which serve answers (the tool's
-// exchange carries no size or count), and validates what comes back.
+// auto. It runs the tool's defaults (serve answers any size and count)
+// and validates what comes back.
 func (cfg Config) pingpong(ctx context.Context, r Route) smoke.Result {
 	o := &pingpong.Options{
 		Verbs: cfg.RDMA, Kind: pingpong.RC, Server: r.Peer.String(), Port: cfg.PerfPort, Device: r.Device, IBPort: r.Port,
@@ -69,7 +69,7 @@ func timedOut(doc pingpong.Document, peer string) (message, hint string) {
 	}
 	each := time.Duration(st.ElapsedSeconds / float64(st.RoundTrips) * float64(time.Second))
 	need := (each * time.Duration(doc.Iters)).Round(time.Second)
-	hint = fmt.Sprintf("%v per round trip: the %d round trips (serve answers the tool's defaults only) need about %v: raise smoke's --timeout above that",
+	hint = fmt.Sprintf("%v per round trip: the %d round trips (the tool's default -n) need about %v: raise smoke's --timeout above that",
 		each.Round(10*time.Microsecond), doc.Iters, need)
 	if need >= serve.DefaultTimeout {
 		hint += fmt.Sprintf(", and serve's --timeout on %s (%v unless set), which bounds its side", peer, serve.DefaultTimeout)

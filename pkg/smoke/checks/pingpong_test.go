@@ -62,7 +62,7 @@ func TestPingpongCheckTimedOut(t *testing.T) {
 	if msg != "timed out after 340 of 1000 round trips with 10.9.1.2 in 10s" {
 		t.Errorf("message %q", msg)
 	}
-	if hint != "29.47ms per round trip: the 1000 round trips (serve answers the tool's defaults only) need about 29s: raise smoke's --timeout above that" {
+	if hint != "29.47ms per round trip: the 1000 round trips (the tool's default -n) need about 29s: raise smoke's --timeout above that" {
 		t.Errorf("hint %q", hint)
 	}
 	doc.Stopped.RoundTrips = 100
