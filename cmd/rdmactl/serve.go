@@ -36,11 +36,13 @@ carries the address the client reached and pick its GID as -g auto.
 Both perftest and ibv_rc_pingpong clients send first: a pingpong address
 record opens with four hex digits and ':', a perftest version with a digit and
 never has a ':', so the first five bytes tell them apart. The pingpong exchange
-carries no size or count, so serve answers the tool's defaults (-s 4096
--n 1000 -m 1024, RC only): a client with another -s or a larger -n fails; one
-with a smaller -n passes, and serve logs its session as failed when --timeout
-ends it. Pingpong sessions run at once (each sleeps on completion events); the
-test is logged as pingpong_rc.
+carries no size or count, so serve answers each message with one of its size,
+any -n and any -s up to 1 MiB (RC, -m 1024 as the tool's default), and ends a
+session once its client has been silent for 2s, or 20 of its slowest round
+trips if longer; the log line gives the round trips answered and their size.
+The client's run and that silence must fit in --timeout. Pingpong sessions run
+at once (each sleeps on completion events); the test is logged as
+pingpong_rc.
 
 It also answers the rdmacm-utils clients: udaddy on the rdma_cm UDP port space
 port --ud-port (7174; rping's 7174 is in the TCP port space, so both listen),
