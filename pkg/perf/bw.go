@@ -343,7 +343,8 @@ func (s *session) printBW(rep BWReport) error {
 	case "message_rate":
 		fmt.Fprintf(s.numOut, "%f\n", rep.MsgRate)
 	default:
-		WriteBWRow(s.out, rep, s.rowEnd())
+		WriteBWRow(s.out, rep, s.r.Gbits, s.rowEnd())
 	}
+	s.writeOutJSON(outJSONBW(rep, s.r.Gbits, s.r.Output, s.cpuShare()))
 	return s.printCounters(rep.Size)
 }

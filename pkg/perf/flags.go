@@ -258,8 +258,8 @@ var Flags = []Flag{
 			return nil
 		}},
 
-	{Long: "out_json", Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
-	{Long: "out_json_file", TakesArg: true, Refused: "rdmactl writes its own JSON document with --json, not perftest's file"},
+	{Long: "out_json", Usage: "with each result row, write perftest's report file (key: value lines; --json is rdmactl's JSON document)", Value: func(v *FlagValues) any { return &v.OutJSON }},
+	{Long: "out_json_file", Usage: "--out_json's file (default: perftest_out.json in the working directory)", Value: func(v *FlagValues) any { return &v.OutJSONFile }},
 	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
 	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
 	{Long: "odp", Refused: "rdmactl registers its memory, no on-demand paging"},

@@ -98,6 +98,7 @@ func (s *session) pingPong(size int) error {
 		} else {
 			WriteLatDurRow(s.out, rep, s.rowEnd())
 		}
+		s.writeOutJSON(outJSONLatDur(rep, s.r.Output, s.cpuShare()))
 		s.result.LatencyDuration = append(s.result.LatencyDuration, rep)
 		s.recordCPUShare()
 		s.result.addCPU(cpu.since(), rep.Iters)
@@ -129,6 +130,7 @@ func (s *session) pingPong(size int) error {
 	} else {
 		WriteLatRow(s.out, shown)
 	}
+	s.writeOutJSON(outJSONLat(shown, s.r.Output, s.cpuShare()))
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return s.printCounters(rep.Size)

@@ -101,6 +101,10 @@ type Options struct {
 	// side's own row.
 	Bidirectional bool
 	ReportBoth    bool
+	// OutJSON is --out_json: each result row also replaces the file
+	// OutJSONFile (--out_json_file) with perftest's key: value block.
+	OutJSON     bool
+	OutJSONFile string
 	// RateLimit is perftest's rate limiter (--rate_limit and its
 	// companions); nil limits nothing.
 	RateLimit *RateLimit
@@ -430,6 +434,9 @@ func (o Options) Resolve() (Resolved, error) {
 		if _, err := mtuEnum(r.MTU); err != nil {
 			return r, err
 		}
+	}
+	if r.OutJSON && r.OutJSONFile == "" {
+		r.OutJSONFile = DefaultOutJSONFile
 	}
 	if err := r.resolveRateLimit(o.Test); err != nil {
 		return r, err

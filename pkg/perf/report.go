@@ -78,12 +78,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 		conn = rdma.QPTypeRC
 	}
 	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", conn)
-	// ib_write_lat turns PCIe relaxed ordering off; the others leave it on.
-	ro := "ON"
-	if h.Test == WriteLat {
-		ro = "OFF"
-	}
-	fmt.Fprintf(&b, " PCIe relax order: %s\n", ro)
+	fmt.Fprintf(&b, " PCIe relax order: %s\n", relaxedOrdering(h.Test))
 	b.WriteString(" ibv_wr* API     : OFF\n")
 	if h.Client || h.Duplex {
 		fmt.Fprintf(&b, " TX depth        : %d\n", h.TxDepth)
@@ -101,11 +96,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 		fmt.Fprintf(&b, " CQ Moderation   : %d\n", h.CQMod)
 	}
 	fmt.Fprintf(&b, " Mtu             : %d[B]\n", h.MTUBytes)
-	link := "IB"
-	if h.Ethernet {
-		link = "Ethernet"
-	}
-	fmt.Fprintf(&b, " Link type       : %s\n", link)
+	fmt.Fprintf(&b, " Link type       : %s\n", linkType(h.Ethernet))
 	if h.GIDIndex >= 0 {
 		fmt.Fprintf(&b, " GID index       : %d\n", h.GIDIndex)
 	}
@@ -114,13 +105,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", h.Inline)
 	}
-	onOff, method := "OFF", "Ethernet"
-	if h.RDMACM {
-		onOff = "ON"
-	}
-	if h.RDMACM || h.CommRDMACM {
-		method = "rdma_cm"
-	}
+	onOff, method := exchangeMethod(h)
 	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff)
 	fmt.Fprintf(&b, " Data ex. method : %s", method)
 	if h.RDMACM && h.TOS != nil {
@@ -133,6 +118,36 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	b.WriteString(resultLine)
 	io.WriteString(w, b.String())
+}
+
+// relaxedOrdering is PCIe relaxed ordering as perftest reports it:
+// ib_write_lat turns it off, the others leave it on.
+func relaxedOrdering(t Test) string {
+	if t == WriteLat {
+		return "OFF"
+	}
+	return "ON"
+}
+
+// linkType is the port's link layer in perftest's words.
+func linkType(ethernet bool) string {
+	if ethernet {
+		return "Ethernet"
+	}
+	return "IB"
+}
+
+// exchangeMethod is whether the QPs are rdma_cm's, and how the records
+// travel.
+func exchangeMethod(h HeaderInfo) (rdmaCMQPs, method string) {
+	rdmaCMQPs, method = "OFF", "Ethernet"
+	if h.RDMACM {
+		rdmaCMQPs = "ON"
+	}
+	if h.RDMACM || h.CommRDMACM {
+		method = "rdma_cm"
+	}
+	return rdmaCMQPs, method
 }
 
 // cHex is C's "%#0Nx": zero-padded to width including the "0x", and no
@@ -201,10 +216,19 @@ func withCPUColumn(h string, cpuUtil bool) string {
 func WriteResultLine(w io.Writer) { io.WriteString(w, resultLine) }
 
 // WriteBWRow prints one bandwidth result (REPORT_FMT), ended by end:
-// "\n", or --cpu_util's column.
-func WriteBWRow(w io.Writer, r BWReport, end string) {
+// "\n", or --cpu_util's column. In Gb/sec an average below 0.1 gets six
+// decimals (REPORT_FMT_EXT), as perftest gives it.
+func WriteBWRow(w io.Writer, r BWReport, gbits bool, end string) {
+	if fineGbits(r, gbits) {
+		fmt.Fprintf(w, " %-7d    %d           %-7.6f            %-7.6f            %-7.6f%s", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate, end)
+		return
+	}
 	fmt.Fprintf(w, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f%s", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate, end)
 }
+
+// fineGbits is perftest's inc_accuracy: a Gb/sec average too small for
+// two decimals.
+func fineGbits(r BWReport, gbits bool) bool { return gbits && r.BWAvg < 0.1 }
 
 // BWTiming is what a bandwidth run measured: when each message was posted
 // and when the completion covering it was seen, in nanoseconds from any

@@ -125,7 +125,7 @@ func TestLinesMatchPerftest(t *testing.T) {
 						WriteLatRow(&b, LatReport{Size: uint64(num(0)), Iters: uint64(num(1)), Min: num(2), Max: num(3),
 							Typical: num(4), Avg: num(5), Stdev: num(6), P99: num(7), P999: num(8)})
 					} else {
-						WriteBWRow(&b, BWReport{Size: uint64(num(0)), Iters: uint64(num(1)), BWPeak: num(2), BWAvg: num(3), MsgRate: num(4)}, "\n")
+						WriteBWRow(&b, BWReport{Size: uint64(num(0)), Iters: uint64(num(1)), BWPeak: num(2), BWAvg: num(3), MsgRate: num(4)}, c.opts.Gbits, "\n")
 					}
 				default:
 					continue

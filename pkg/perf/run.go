@@ -34,6 +34,7 @@ type session struct {
 	ep      rdma.PerfEndpoint
 	oob     *OOB
 	port    Port
+	header  HeaderInfo // what the header block says, and --out_json's file
 	gidIdx  int
 	mtu     int
 	local   Dest // QP 0's records, which the sync points carry
@@ -375,13 +376,14 @@ func (s *session) prepare() error {
 	}
 	s.local = s.locals[0]
 	s.result.setup(s, outReads)
-	WriteHeader(s.out, HeaderInfo{
+	s.header = HeaderInfo{
 		Test: s.r.Test, Client: s.r.active(), Device: s.devName, QPs: s.r.QPs, Conn: s.r.Conn,
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, CommRDMACM: s.r.CommRDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, RecvPostList: s.r.RecvPostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
 		Duplex: s.r.Bidirectional,
-	})
+	}
+	WriteHeader(s.out, s.header)
 	return nil
 }
 

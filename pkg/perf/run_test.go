@@ -50,18 +50,25 @@ func runPair(t *testing.T, v *rdmatest.Fabric, o Options) (srv, cli string, serr
 // cerrOut.
 func runPairOut(t *testing.T, v *rdmatest.Fabric, o Options, serrOut, cerrOut *bytes.Buffer) (srv, cli string, serr, cerr error) {
 	t.Helper()
+	return runSides(t, v, o, o, serrOut, cerrOut)
+}
+
+// runSides is runPairOut with options of each side's own: so for the
+// server, o for the client.
+func runSides(t *testing.T, v *rdmatest.Fabric, so, o Options, serrOut, cerrOut *bytes.Buffer) (srv, cli string, serr, cerr error) {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.TCPPort = ln.Addr().(*net.TCPAddr).Port
+	so.TCPPort = o.TCPPort
 	ln.Close()
 	if o.Test.Latency() {
 		v.SetWireTime(latencyWire)
 	}
 	var sout, cout bytes.Buffer
 	done := make(chan error, 1)
-	so := o
 	go func() { done <- runOn(so, v, &sout, serrOut) }()
 	o.Server = "127.0.0.1"
 	for i := 0; ; i++ {
