@@ -73,6 +73,22 @@ var perfOptionCases = []struct {
 	{"write_bw", "-b", bothDirections(false)},
 	{"read_bw", "-b", bothDirections(false)},
 	{"write_bw", "-b --report-both", bothDirections(true)},
+	{"write_bw", "--mr_per_qp -q 2", keyPerQP},
+	{"read_bw", "--mr_per_qp -q 2", keyPerQP},
+	{"send_bw", "--mr_per_qp -q 2", nil},
+}
+
+// keyPerQP: with --mr_per_qp each QP's record has a key of its own, on
+// this side as on perftest's.
+func keyPerQP(t *testing.T, side string, r, peer result) {
+	t.Helper()
+	rkey := regexp.MustCompile(`(?m)^ local address: .* RKey (0x[0-9a-f]+) `)
+	for who, out := range map[string]string{"rdmactl": r.Stdout, "perftest": peer.Stdout} {
+		keys := rkey.FindAllStringSubmatch(out, -1)
+		if len(keys) != 2 || keys[0][1] == keys[1][1] {
+			t.Errorf("%s (rdmactl's %s): keys %q, want one per QP:\n%s", who, side, keys, out)
+		}
+	}
 }
 
 // bothDirections: with -b both sides print perftest's Bidirectional title

@@ -121,7 +121,7 @@ func fakedPerf(t *testing.T, f *faked) *perfEndpoint {
 		t.Fatal(err)
 	}
 	t.Cleanup(buf.Close)
-	return &perfEndpoint{qps: []*QP{f.qp}, qp: f.qp, sendCQ: f.cq, recvCQ: f.cq, buf: buf, mr: &MR{}}
+	return &perfEndpoint{qps: []*QP{f.qp}, qp: f.qp, sendCQ: f.cq, recvCQ: f.cq, buf: buf}
 }
 
 func TestPerfLoopErrorsReachGoAsTheirErrno(t *testing.T) {

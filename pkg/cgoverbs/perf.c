@@ -154,7 +154,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		for (int q = 0; q < r->nqp; q++)
 			scnt[q] = r->tail[q];
 	for (int q = 0; q < r->nqp; q++) {
-		sge[q] = (struct ibv_sge){.addr = r->laddr[q], .length = r->len, .lkey = r->lkey};
+		sge[q] = (struct ibv_sge){.addr = r->laddr[q], .length = r->len, .lkey = r->lkey[q]};
 		for (int k = 0; k < pl; k++) {
 			memset(&wr[q][k], 0, sizeof wr[q][k]);
 			wr[q][k].sg_list = &sge[q];
@@ -431,7 +431,7 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 			if (k > room)
 				k = room;
 			if (k > 0) {
-				int err = pf_post_recvs(r->qp[q], (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey);
+				int err = pf_post_recvs(r->qp[q], (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey[q]);
 				if (err) {
 					rc = -3 + err;
 					goto out;

@@ -34,7 +34,7 @@ type perfEndpoint struct {
 	sendCQ, recvCQ *CQ
 	maxInline      int
 	buf            *Buffer
-	mr             *MR
+	mrs            []*MR // one for the whole buffer, or one per QP
 	qps            []*QP
 	qp             *QP // qps[0]
 	// UD: the Q_Key, and each QP's peer, set by ToRTR
@@ -71,8 +71,8 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	if e.buf, err = AllocBuffer(cfg.BufSize); err != nil {
 		return err
 	}
-	if e.mr, err = e.pd.RegMR(e.buf, perfAccess); err != nil {
-		return asRDMAError("ibv_reg_mr", err)
+	if err := e.register(cfg, n); err != nil {
+		return err
 	}
 	qpType, access := cfg.Type, perfAccess
 	switch qpType {
@@ -129,8 +129,37 @@ func (e *perfEndpoint) QPN(i int) uint32 {
 }
 func (e *perfEndpoint) Buffer() []byte { return e.buf.Bytes() }
 func (e *perfEndpoint) Addr() uint64   { return e.buf.Addr() }
-func (e *perfEndpoint) LKey() uint32   { return e.mr.LKey() }
-func (e *perfEndpoint) RKey() uint32   { return e.mr.RKey() }
+func (e *perfEndpoint) LKey(qp int) uint32 { return e.mrOf(qp).LKey() }
+func (e *perfEndpoint) RKey(qp int) uint32 { return e.mrOf(qp).RKey() }
+
+// register makes the buffer's memory regions: one, or one per QP's share.
+func (e *perfEndpoint) register(cfg rdma.PerfConfig, n int) error {
+	if !cfg.MRPerQP {
+		mr, err := e.pd.RegMR(e.buf, perfAccess)
+		if err != nil {
+			return asRDMAError("ibv_reg_mr", err)
+		}
+		e.mrs = []*MR{mr}
+		return nil
+	}
+	share := cfg.BufSize / n
+	for i := range n {
+		mr, err := e.pd.RegMRAt(e.buf, i*share, share, perfAccess)
+		if err != nil {
+			return asRDMAError("ibv_reg_mr", err)
+		}
+		e.mrs = append(e.mrs, mr)
+	}
+	return nil
+}
+
+// mrOf is the memory region of QP qp's share of the buffer.
+func (e *perfEndpoint) mrOf(qp int) *MR {
+	if len(e.mrs) == 1 {
+		return e.mrs[0]
+	}
+	return e.mrs[qp]
+}
 func (e *perfEndpoint) SendCQ() rdma.CQ {
 	return cmCQ{e.sendCQ}
 }
@@ -204,7 +233,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			s.Iters, nqp, len(e.qps), s.TxDepth, s.CQMod, len(s.Posted), len(s.Completed))
 	}
 	r := C.struct_pf_run{
-		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len), lkey: C.uint32_t(s.Targets[0].Local.LKey),
+		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len),
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
 		post_list: C.int(max(s.PostList, 1)), send_inline: cBool(s.Inline),
 		idle_ms: timeoutMillis(s.Idle), qkey: C.uint32_t(e.qkey),
@@ -217,7 +246,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			return rdma.StreamResult{}, fmt.Errorf("UD QP %d has no peer: ToRTR first", i)
 		}
 		r.ah[i], r.rqpn[i] = ah, C.uint32_t(rqpn)
-		r.laddr[i], r.raddr[i], r.rkey[i] = C.uint64_t(t.Local.Addr), C.uint64_t(t.RemoteAddr), C.uint32_t(t.RKey)
+		r.laddr[i], r.lkey[i], r.raddr[i], r.rkey[i] = C.uint64_t(t.Local.Addr), C.uint32_t(t.Local.LKey), C.uint64_t(t.RemoteAddr), C.uint32_t(t.RKey)
 		if i < len(s.Tail) {
 			r.tail[i] = C.int64_t(s.Tail[i])
 		}
@@ -255,11 +284,11 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 		return rdma.ReceiveResult{}, fmt.Errorf("receive of %d on %d of %d QPs", rv.Iters, nqp, len(e.qps))
 	}
 	r := C.struct_pf_recv{
-		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len), lkey: C.uint32_t(rv.SGEs[0].LKey),
+		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len),
 		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), post_list: C.int(rv.PostList), idle_ms: timeoutMillis(rv.Idle),
 	}
 	for i, sge := range rv.SGEs {
-		r.qp[i], r.addr[i] = e.qps[i].qp, C.uint64_t(sge.Addr)
+		r.qp[i], r.addr[i], r.lkey[i] = e.qps[i].qp, C.uint64_t(sge.Addr), C.uint32_t(sge.LKey)
 	}
 	rc := C.pf_receive(e.recvCQ.cq, &r)
 	clk := tickClockOf(r.clk)
@@ -283,7 +312,7 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	}
 	l := C.struct_pf_lat{
 		saddr: C.uint64_t(p.Local.Addr), raddr: C.uint64_t(p.Recv.Addr), slen: C.uint32_t(p.Local.Len),
-		rlen: C.uint32_t(p.Recv.Len), lkey: C.uint32_t(e.mr.LKey()), iters: C.int64_t(p.Iters),
+		rlen: C.uint32_t(p.Recv.Len), lkey: C.uint32_t(p.Local.LKey), iters: C.int64_t(p.Iters),
 		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
 		qkey: C.uint32_t(e.qkey),
 	}
@@ -334,8 +363,8 @@ func (e *perfEndpoint) Close() error {
 	for _, ah := range e.ahs {
 		err = errors.Join(err, asRDMAError("ibv_destroy_ah", ah.Close()))
 	}
-	if e.mr != nil {
-		err = errors.Join(err, asRDMAError("ibv_dereg_mr", e.mr.Close()))
+	for _, mr := range e.mrs {
+		err = errors.Join(err, asRDMAError("ibv_dereg_mr", mr.Close()))
 	}
 	e.buf.Close()
 	err = errors.Join(err, asRDMAError("ibv_destroy_cq", e.sendCQ.Close()), asRDMAError("ibv_destroy_cq", e.recvCQ.Close()),

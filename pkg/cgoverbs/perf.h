@@ -27,7 +27,7 @@ struct pf_run {
 	// Q_Key; ah[q] NULL on connected QPs
 	struct ibv_ah *ah[PF_MAX_QPS];
 	uint32_t rqpn[PF_MAX_QPS], qkey;
-	uint32_t len, lkey;
+	uint32_t len, lkey[PF_MAX_QPS];
 	int64_t iters;      // per QP; 0 with duration_ns
 	int64_t duration_ns, margin_ns;
 	int tx_depth, cq_mod, post_list, idle_ms;
@@ -69,7 +69,7 @@ struct pf_recv {
 	int nqp;
 	struct ibv_qp *qp[PF_MAX_QPS];
 	uint64_t addr[PF_MAX_QPS];
-	uint32_t len, lkey;
+	uint32_t len, lkey[PF_MAX_QPS];
 	int64_t iters; // per QP
 	int rx_depth; // receives posted on each QP before the call
 	int post_list; // re-posted in whole lists of this many (1: as used)

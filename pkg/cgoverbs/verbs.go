@@ -97,11 +97,20 @@ type MR struct {
 
 // RegMR registers b with the given remote/local access rights.
 func (pd *PD) RegMR(b *Buffer, access Access) (*MR, error) {
-	mr, err := C.cv_reg_mr(pd.pd, b.p, C.size_t(len(b.bytes)), C.int(access))
-	if mr == nil {
-		return nil, errnoErr(fmt.Sprintf("ibv_reg_mr(%d bytes)", len(b.bytes)), err, syscall.ENOMEM)
+	return pd.RegMRAt(b, 0, len(b.bytes), access)
+}
+
+// RegMRAt registers n bytes of b from offset off, a region of its own
+// within the buffer.
+func (pd *PD) RegMRAt(b *Buffer, off, n int, access Access) (*MR, error) {
+	if off < 0 || n <= 0 || off+n > len(b.bytes) {
+		return nil, rdma.Errorf(fmt.Sprintf("ibv_reg_mr(%d bytes at %d of %d)", n, off, len(b.bytes)), syscall.EINVAL)
 	}
-	return &MR{mr: mr, addr: b.Addr(), n: len(b.bytes), lkey: uint32(mr.lkey), rkey: uint32(mr.rkey)}, nil
+	mr, err := C.cv_reg_mr(pd.pd, unsafe.Add(b.p, off), C.size_t(n), C.int(access))
+	if mr == nil {
+		return nil, errnoErr(fmt.Sprintf("ibv_reg_mr(%d bytes)", n), err, syscall.ENOMEM)
+	}
+	return &MR{mr: mr, addr: b.Addr() + uint64(off), n: n, lkey: uint32(mr.lkey), rkey: uint32(mr.rkey)}, nil
 }
 
 func (m *MR) LKey() uint32 { return m.lkey }

@@ -182,7 +182,7 @@ func (s *session) runSendBW() error {
 		// QPs are written.
 		var sges []rdma.SGE
 		for q := 0; server && q < s.r.QPs; q++ {
-			sges = append(sges, sgeAt(s.ep, q*qpSpan(s.r)+s.r.BufSize, size+s.r.recvExtra()))
+			sges = append(sges, sgeAt(s.ep, q, q*qpSpan(s.r)+s.r.BufSize, size+s.r.recvExtra()))
 			if err := s.ep.PostRecvs(q, s.r.recvsPosted(), sges[q]); err != nil {
 				return err
 			}

@@ -54,9 +54,10 @@ func opcodeOf(t Test, atomic string) rdma.WROpcode {
 	return rdma.WRRDMARead
 }
 
-// sgeAt is the entry for size bytes at offset off of ep's buffer.
-func sgeAt(ep rdma.PerfEndpoint, off, size int) rdma.SGE {
-	return rdma.SGE{Addr: ep.Addr() + uint64(off), Len: uint32(size), LKey: ep.LKey()}
+// sgeAt is the entry for size bytes at offset off of ep's buffer, in QP
+// qp's share of it.
+func sgeAt(ep rdma.PerfEndpoint, qp, off, size int) rdma.SGE {
+	return rdma.SGE{Addr: ep.Addr() + uint64(off), Len: uint32(size), LKey: ep.LKey(qp)}
 }
 
 // runStream keeps TxDepth operations in flight until Iters have completed
@@ -67,7 +68,7 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace,
 	}
 	for i, r := range s.Remotes {
-		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
+		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
 	}
 	t := BWTiming{Size: uint64(s.Size), CQMod: s.CQMod}
 	total := s.Iters * len(s.Remotes)

@@ -15,8 +15,8 @@ type failingStream struct {
 	done uint64
 }
 
-func (failingStream) Addr() uint64 { return 0x1000 }
-func (failingStream) LKey() uint32 { return 1 }
+func (failingStream) Addr() uint64    { return 0x1000 }
+func (failingStream) LKey(int) uint32 { return 1 }
 func (f failingStream) Stream(rdma.Stream) (rdma.StreamResult, error) {
 	return rdma.StreamResult{Completed: f.done}, rdma.ErrTimeout
 }

@@ -260,7 +260,7 @@ var Flags = []Flag{
 
 	{Long: "out_json", Usage: "with each result row, write perftest's report file (key: value lines; --json is rdmactl's JSON document)", Value: func(v *FlagValues) any { return &v.OutJSON }},
 	{Long: "out_json_file", Usage: "--out_json's file (default: perftest_out.json in the working directory)", Value: func(v *FlagValues) any { return &v.OutJSONFile }},
-	{Long: "mr_per_qp", Refused: "rdmactl registers one buffer for all QPs"},
+	{Long: "mr_per_qp", Usage: "register each QP's share of the buffer as a memory region of its own (its own RKey in the QP's record)", Value: func(v *FlagValues) any { return &v.MRPerQP }},
 	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
 	{Long: "odp", Refused: "rdmactl registers its memory, no on-demand paging"},
 	{Long: "use_hugepages", Refused: "rdmactl allocates its buffer without huge pages"},

@@ -12,7 +12,7 @@ func (s *session) runSendLat() error {
 	}
 	WriteLatTableHead(s.out, s.r.Duration > 0, s.cpu != nil)
 	for _, size := range s.r.Sizes {
-		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, s.r.BufSize, size+s.r.recvExtra())); err != nil {
+		if err := s.ep.PostRecvs(0, s.r.RxDepth, sgeAt(s.ep, 0, s.r.BufSize, size+s.r.recvExtra())); err != nil {
 			return err
 		}
 		if err := s.sync(); err != nil { // both have receives posted

@@ -135,8 +135,8 @@ func (g *pinger) runFor(p PingPong, d, margin time.Duration) (LatDurReport, erro
 }
 
 func (g *pinger) sendFor(p PingPong, c *durClock) error {
-	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size+p.RecvExtra)
-	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true, Inline: p.Inline}
+	recvSGE := sgeAt(g.ep, 0, p.LocalOff, p.Size+p.RecvExtra)
+	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, 0, p.Size), Signaled: true, Inline: p.Inline}
 	for scnt := 0; ; {
 		if !(scnt < 1 && p.Client) {
 			err := g.wait(g.ep.RecvCQ(), g.recvWait, c.left(time.Now(), p.Timeout))
@@ -213,7 +213,7 @@ func (g *pinger) writeFor(p PingPong, c *durClock) error {
 func (g *pinger) writeUntilEnd(p PingPong, c *durClock, pollOff int) (int, error) {
 	buf := g.ep.Buffer()
 	postOff := p.Size - 1
-	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
+	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
 	c.begin(time.Now())
 	for scnt, rcnt := 0, 0; ; {
 		if !(scnt < 1 && !p.Client) {
@@ -246,7 +246,7 @@ func (g *pinger) writeUntilEnd(p PingPong, c *durClock, pollOff int) (int, error
 }
 
 func (g *pinger) readFor(p PingPong, c *durClock) error {
-	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
 	c.begin(time.Now())
 	for i := 1; c.tick(time.Now()) != durEnd; i++ {
 		if err := g.ep.PostSend(wr); err != nil {

@@ -27,7 +27,7 @@ func TestWriteForLeavesThePeersLastWriteAcknowledged(t *testing.T) {
 				peerDone <- oldWriteLat(peer, ours, client, begin.Add(time.Second+30*time.Millisecond))
 			}()
 			g := newPinger(ours, stepClock(), false)
-			p := PingPong{Test: WriteLat, Client: client, Size: 2, LocalOff: 64, RemoteAddr: peer.Addr() + 64, RKey: peer.RKey(), Timeout: 5 * time.Second}
+			p := PingPong{Test: WriteLat, Client: client, Size: 2, LocalOff: 64, RemoteAddr: peer.Addr() + 64, RKey: peer.RKey(0), Timeout: 5 * time.Second}
 			if _, err := g.runFor(p, time.Second, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func connectedPerfPair(t *testing.T) (a, b rdma.PerfEndpoint) {
 // end: its wait for the peer's write gives up at the end, its wait for its
 // own write's completion does not (here: 2 s past the end, and an error).
 func oldWriteLat(ep, peer rdma.PerfEndpoint, server bool, end time.Time) error {
-	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(ep, 0, 2), RemoteAddr: peer.Addr() + 64, RKey: peer.RKey(), Signaled: true}
+	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(ep, 0, 0, 2), RemoteAddr: peer.Addr() + 64, RKey: peer.RKey(0), Signaled: true}
 	var wc [1]rdma.WC
 	for scnt, rcnt := 0, 0; ; {
 		if !(scnt < 1 && server) {

@@ -101,6 +101,9 @@ type Options struct {
 	// side's own row.
 	Bidirectional bool
 	ReportBoth    bool
+	// MRPerQP is --mr_per_qp: each QP's share of the buffer is a memory
+	// region of its own, with its own keys.
+	MRPerQP bool
 	// OutJSON is --out_json: each result row also replaces the file
 	// OutJSONFile (--out_json_file) with perftest's key: value block.
 	OutJSON     bool

@@ -64,18 +64,18 @@ func (g *pinger) run(p PingPong) ([]int64, error) {
 
 func (g *pinger) send(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
-	recvSGE := sgeAt(g.ep, p.LocalOff, p.Size+p.RecvExtra)
+	recvSGE := sgeAt(g.ep, 0, p.LocalOff, p.Size+p.RecvExtra)
 	if p.BusyPoll {
 		// perftest's loop, all in the endpoint: with the Go loop of
 		// single posts and polls t_typical was 1.31x ib_send_lat's in
 		// the lab at 2 vCPUs, with this one 1.08x (same boot).
 		err := g.ep.SendPingPong(rdma.SendPingPong{
-			Local: sgeAt(g.ep, 0, p.Size), Recv: recvSGE, Iters: p.Iters, RxDepth: p.RxDepth,
+			Local: sgeAt(g.ep, 0, 0, p.Size), Recv: recvSGE, Iters: p.Iters, RxDepth: p.RxDepth,
 			Client: p.Client, Inline: p.Inline, Idle: p.Timeout, Posted: posted,
 		})
 		return posted, err
 	}
-	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, p.Size), Signaled: true, Inline: p.Inline}
+	wr := rdma.SendWR{Op: rdma.WRSend, Local: sgeAt(g.ep, 0, 0, p.Size), Signaled: true, Inline: p.Inline}
 	scnt, rcnt := 0, 0
 	for scnt < p.Iters || rcnt < p.Iters {
 		if rcnt < p.Iters && !(scnt < 1 && p.Client) {
@@ -109,7 +109,7 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
 	buf := g.ep.Buffer()
 	postOff, pollOff := p.Size-1, p.LocalOff+p.Size-1
-	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
+	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
 	scnt, rcnt, ccnt := 0, 0, 0
 	for scnt < p.Iters || ccnt < p.Iters || rcnt < p.Iters {
 		if rcnt < p.Iters && !(scnt < 1 && !p.Client) {
@@ -138,7 +138,7 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 
 func (g *pinger) read(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
-	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
 	for i := range posted {
 		posted[i] = g.clock()
 		if err := g.ep.PostSend(wr); err != nil {

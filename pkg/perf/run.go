@@ -341,7 +341,7 @@ func (s *session) prepare() error {
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
-		MaxInline: s.r.InlineSize,
+		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP,
 	})
 	if err != nil {
 		if s.r.InlineSize > 0 {
@@ -371,7 +371,7 @@ func (s *session) prepare() error {
 	for i := 0; i < s.r.QPs; i++ {
 		s.locals = append(s.locals, Dest{
 			LID: s.port.LID, OutReads: uint32(outReads), QPN: s.ep.QPN(i), PSN: rand.Uint32() & 0xffffff,
-			RKey: s.ep.RKey(), VAddr: s.ep.Addr() + uint64(i*qpSpan(s.r)+s.r.BufSize), GID: gid,
+			RKey: s.ep.RKey(i), VAddr: s.ep.Addr() + uint64(i*qpSpan(s.r)+s.r.BufSize), GID: gid,
 		})
 	}
 	s.local = s.locals[0]

@@ -44,6 +44,10 @@ type PerfConfig struct {
 	// MaxInline is the QPs' max_inline_data: sends of up to this many
 	// bytes may carry their payload in the request (perftest -I).
 	MaxInline int
+	// MRPerQP registers each QP's share of the buffer (BufSize/QPs bytes,
+	// in QP order) as a memory region of its own, with its own keys
+	// (perftest --mr_per_qp); otherwise one region covers it all.
+	MRPerQP bool
 }
 
 // MaxPostList bounds Stream.PostList.
@@ -59,12 +63,13 @@ const MaxPerfQPs = 16
 type PerfEndpoint interface {
 	// QPN is the number of QP qp (0 … QPs-1).
 	QPN(qp int) uint32
-	// Buffer is the registered memory, valid until Close; Addr, LKey and
-	// RKey describe it.
+	// Buffer is the registered memory, valid until Close; Addr is where
+	// it starts, LKey and RKey are the keys of QP qp's share of it (the
+	// same for every QP unless PerfConfig.MRPerQP).
 	Buffer() []byte
 	Addr() uint64
-	LKey() uint32
-	RKey() uint32
+	LKey(qp int) uint32
+	RKey(qp int) uint32
 	// ToRTR readies QP qp to receive; a UD QP also takes a's address
 	// and DestQPN as the peer its sends go to (an address handle).
 	ToRTR(qp int, a RTRAttr) error

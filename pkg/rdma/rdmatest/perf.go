@@ -33,7 +33,8 @@ func (f *Fabric) SetWireTime(d time.Duration) {
 type perfEndpoint struct {
 	f          *Fabric
 	pd         *pd
-	mr         *MR
+	mr         *MR   // the whole buffer
+	shares     []*MR // with PerfConfig.MRPerQP, the regions of the QPs' shares
 	send, recv *CQ
 	qps        []*QP
 	ahs        []rdma.AH // a UD QP's peer
@@ -78,6 +79,23 @@ func (e *perfEndpoint) make(ctx rdma.Context, c rdma.PerfConfig, typ rdma.QPType
 		return err
 	}
 	e.mr = mr.(*MR)
+	if c.MRPerQP {
+		share := c.BufSize / n
+		var shares []*MR
+		for i := range n {
+			m, err := e.mr.share(i*share, share)
+			if err != nil {
+				for _, s := range shares {
+					s.Close()
+				}
+				return err
+			}
+			shares = append(shares, m)
+		}
+		// only the QPs' own regions stay, as perftest registers no other
+		e.mr.Close()
+		e.shares = shares
+	}
 	for _, cq := range []**CQ{&e.send, &e.recv} {
 		q, err := ctx.CreateCQ(max(c.TxDepth, c.RxDepth, 1)*n, nil)
 		if err != nil {
@@ -105,8 +123,16 @@ func (e *perfEndpoint) make(ctx rdma.Context, c rdma.PerfConfig, typ rdma.QPType
 func (e *perfEndpoint) QPN(qp int) uint32 { return e.qps[qp].num }
 func (e *perfEndpoint) Buffer() []byte    { return e.mr.buf }
 func (e *perfEndpoint) Addr() uint64      { return e.mr.addr }
-func (e *perfEndpoint) LKey() uint32      { return e.mr.key }
-func (e *perfEndpoint) RKey() uint32      { return e.mr.key }
+func (e *perfEndpoint) LKey(qp int) uint32 { return e.mrOf(qp).key }
+func (e *perfEndpoint) RKey(qp int) uint32 { return e.mrOf(qp).key }
+
+// mrOf is the memory region of QP qp's share of the buffer.
+func (e *perfEndpoint) mrOf(qp int) *MR {
+	if e.shares == nil {
+		return e.mr
+	}
+	return e.shares[qp]
+}
 func (e *perfEndpoint) MaxInline() int    { return e.maxInline }
 
 // SendCQ and RecvCQ sleep only with PerfConfig.Events, as a CQ without a
@@ -498,7 +524,10 @@ func (e *perfEndpoint) Close() error {
 			cq.Close()
 		}
 	}
-	if e.mr != nil {
+	for _, m := range e.shares {
+		m.Close()
+	}
+	if e.mr != nil && e.shares == nil {
 		e.mr.Close()
 	}
 	return e.pd.Close()

@@ -42,7 +42,7 @@ func perfPair(t *testing.T, f *Fabric, c rdma.PerfConfig) (a, b rdma.PerfEndpoin
 }
 
 func sgeOf(ep rdma.PerfEndpoint, off, n int) rdma.SGE {
-	return rdma.SGE{Addr: ep.Addr() + uint64(off), Len: uint32(n), LKey: ep.LKey()}
+	return rdma.SGE{Addr: ep.Addr() + uint64(off), Len: uint32(n), LKey: ep.LKey(0)}
 }
 
 // A WRITE stream on two QPs lands each QP's data in the peer's buffer,
@@ -57,7 +57,7 @@ func TestPerfStreamWritesAndStampsByWireTime(t *testing.T) {
 	const iters = 10
 	posted, completed := make([]int64, 2*iters), make([]int64, 2*iters)
 	res, err := a.Stream(rdma.Stream{Op: rdma.WRRDMAWrite, Iters: iters, TxDepth: 8, CQMod: 4, Idle: time.Second, Posted: posted, Completed: completed,
-		Targets: []rdma.StreamTarget{{Local: sgeOf(a, 0, 4), RemoteAddr: b.Addr(), RKey: b.RKey()}, {Local: sgeOf(a, 128, 4), RemoteAddr: b.Addr() + 128, RKey: b.RKey()}}})
+		Targets: []rdma.StreamTarget{{Local: sgeOf(a, 0, 4), RemoteAddr: b.Addr(), RKey: b.RKey(0)}, {Local: sgeOf(a, 128, 4), RemoteAddr: b.Addr() + 128, RKey: b.RKey(0)}}})
 	if err != nil || res.Completed != 2*iters {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -83,12 +83,12 @@ func TestPerfStreamReadsAtomicsAndAccessErrors(t *testing.T) {
 	f := NewFabric()
 	a, b := perfPair(t, f, rdma.PerfConfig{Port: 1, BufSize: 64, TxDepth: 4, RxDepth: 1})
 	copy(b.Buffer()[8:], "readme")
-	target := []rdma.StreamTarget{{Local: sgeOf(a, 0, 6), RemoteAddr: b.Addr() + 8, RKey: b.RKey()}}
+	target := []rdma.StreamTarget{{Local: sgeOf(a, 0, 6), RemoteAddr: b.Addr() + 8, RKey: b.RKey(0)}}
 	if _, err := a.Stream(rdma.Stream{Op: rdma.WRRDMARead, Iters: 3, TxDepth: 4, CQMod: 1, Idle: time.Second, Targets: target,
 		Posted: make([]int64, 3), Completed: make([]int64, 3)}); err != nil || string(a.Buffer()[:6]) != "readme" {
 		t.Fatalf("read: %q, %v", a.Buffer()[:6], err)
 	}
-	target = []rdma.StreamTarget{{Local: sgeOf(a, 16, 8), RemoteAddr: b.Addr() + 32, RKey: b.RKey()}}
+	target = []rdma.StreamTarget{{Local: sgeOf(a, 16, 8), RemoteAddr: b.Addr() + 32, RKey: b.RKey(0)}}
 	if _, err := a.Stream(rdma.Stream{Op: rdma.WRAtomicFetchAndAdd, Iters: 5, TxDepth: 4, CQMod: 2, Idle: time.Second, Targets: target,
 		Posted: make([]int64, 5), Completed: make([]int64, 5)}); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestPerfWaitByte(t *testing.T) {
 		t.Errorf("before the write: %v", err)
 	}
 	a.Buffer()[0] = 7
-	if err := a.PostSend(rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeOf(a, 0, 1), RemoteAddr: b.Addr() + 9, RKey: b.RKey(), Signaled: true}); err != nil {
+	if err := a.PostSend(rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeOf(a, 0, 1), RemoteAddr: b.Addr() + 9, RKey: b.RKey(0), Signaled: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.WaitByte(9, 7, time.Second, false); err != nil {
@@ -275,7 +275,7 @@ func TestPerfQPOverCM(t *testing.T) {
 	}
 	next(t, lch, rdma.CMEventEstablished)
 	copy(eps[0].Buffer(), "cm")
-	if err := eps[0].PostSend(rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeOf(eps[0], 0, 2), RemoteAddr: eps[1].Addr(), RKey: eps[1].RKey()}); err != nil {
+	if err := eps[0].PostSend(rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeOf(eps[0], 0, 2), RemoteAddr: eps[1].Addr(), RKey: eps[1].RKey(0)}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(eps[1].Buffer()[:2], []byte("cm")) {
@@ -313,7 +313,7 @@ func TestPerfTimedStream(t *testing.T) {
 	a, b := perfPair(t, f, rdma.PerfConfig{Port: 1, BufSize: 64, TxDepth: 4})
 	start := time.Now()
 	res, err := a.Stream(rdma.Stream{Op: rdma.WRRDMAWrite, Iters: 1, TxDepth: 4, CQMod: 2, Idle: time.Second, Duration: 100 * time.Millisecond,
-		Margin: 20 * time.Millisecond, Targets: []rdma.StreamTarget{{Local: sgeOf(a, 0, 8), RemoteAddr: b.Addr(), RKey: b.RKey()}}})
+		Margin: 20 * time.Millisecond, Targets: []rdma.StreamTarget{{Local: sgeOf(a, 0, 8), RemoteAddr: b.Addr(), RKey: b.RKey(0)}}})
 	if err != nil || time.Since(start) < 100*time.Millisecond {
 		t.Fatalf("%+v, %v after %v", res, err, time.Since(start))
 	}
@@ -327,7 +327,7 @@ func TestPerfTimedStream(t *testing.T) {
 func TestPerfStreamRefusals(t *testing.T) {
 	f := NewFabric()
 	a, b := perfPair(t, f, rdma.PerfConfig{Port: 1, BufSize: 64, TxDepth: 4})
-	target := []rdma.StreamTarget{{Local: sgeOf(a, 0, 8), RemoteAddr: b.Addr(), RKey: b.RKey()}}
+	target := []rdma.StreamTarget{{Local: sgeOf(a, 0, 8), RemoteAddr: b.Addr(), RKey: b.RKey(0)}}
 	for _, s := range []rdma.Stream{
 		{Iters: 2, TxDepth: 8, CQMod: 1, Targets: target, Posted: make([]int64, 2), Completed: make([]int64, 2)},
 		{Iters: 2, TxDepth: 4, CQMod: 0, Targets: target, Posted: make([]int64, 2), Completed: make([]int64, 2)},

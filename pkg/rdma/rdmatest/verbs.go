@@ -74,6 +74,24 @@ func (p *pd) RegMR(size int, access rdma.Access) (rdma.MR, error) {
 	return m, nil
 }
 
+// share registers n bytes of m from offset off as a region of their own,
+// with its own key, as ibv_reg_mr of a part of a buffer does.
+func (m *MR) share(off, n int) (*MR, error) {
+	f := m.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ibv_reg_mr"); err != nil {
+		return nil, err
+	}
+	if off < 0 || n <= 0 || off+n > len(m.buf) {
+		return nil, rdma.Errorf("ibv_reg_mr", syscall.EINVAL)
+	}
+	s := &MR{fabric: f, buf: m.buf[off : off+n : off+n], addr: m.addr + uint64(off), key: f.nextKey, access: m.access}
+	f.nextKey++
+	f.mrs[s.key] = s
+	return s, nil
+}
+
 func (m *MR) Bytes() []byte { return m.buf }
 func (m *MR) Addr() uint64  { return m.addr }
 func (m *MR) LKey() uint32  { return m.key }
