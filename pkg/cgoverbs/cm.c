@@ -194,7 +194,8 @@ int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
 	return cv_qp_to_init(qp, id->port_num, 0);
 }
 
-int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer, int *failed_step)
+int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer, int rnr_retry,
+		    int *failed_step)
 {
 	static const enum ibv_qp_state steps[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
 	for (int i = 0; i < 3; i++) {
@@ -209,6 +210,10 @@ int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer,
 		if (steps[i] == IBV_QPS_RTR && min_rnr_timer >= 0) {
 			a.min_rnr_timer = (uint8_t)min_rnr_timer;
 			mask |= IBV_QP_MIN_RNR_TIMER;
+		}
+		if (steps[i] == IBV_QPS_RTS && rnr_retry >= 0) {
+			a.rnr_retry = (uint8_t)rnr_retry;
+			mask |= IBV_QP_RNR_RETRY;
 		}
 		// ibv_modify_qp returns the errno itself.
 		int rc = ibv_modify_qp(qp, &a, mask);

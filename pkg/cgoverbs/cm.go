@@ -156,7 +156,10 @@ type CMID struct {
 	ec *EventChannel
 }
 
-var _ rdma.CMID = (*CMID)(nil)
+var (
+	_ rdma.CMID         = (*CMID)(nil)
+	_ rdma.RNRRetryCMID = (*CMID)(nil)
+)
 
 // CreateID creates an id whose events arrive on ec.
 func (ec *EventChannel) CreateID() (rdma.CMID, error) {
@@ -330,11 +333,27 @@ func (id *CMID) ReadyOwnQP(qp rdma.QP) error {
 	return id.readyQP(q.qp, -1)
 }
 
+// ReadyOwnQPWithRNRRetry is ReadyOwnQP with rnrRetry as the QP's RNR
+// retry count, not the one the peer asked for.
+func (id *CMID) ReadyOwnQPWithRNRRetry(qp rdma.QP, rnrRetry uint8) error {
+	q, ok := qp.(cmQP)
+	if !ok {
+		return &rdma.Error{Op: "ibv_modify_qp", Errno: syscall.EINVAL}
+	}
+	return id.readyQPRetrying(q.qp, -1, int(rnrRetry))
+}
+
 // readyQP is ReadyOwnQP with the RNR NAK timer minRNRTimer, or rdma_cm's
 // when it is negative.
 func (id *CMID) readyQP(qp *C.struct_ibv_qp, minRNRTimer int) error {
+	return id.readyQPRetrying(qp, minRNRTimer, -1)
+}
+
+// readyQPRetrying is readyQP with the RNR retry count rnrRetry, or the
+// peer's when it is negative.
+func (id *CMID) readyQPRetrying(qp *C.struct_ibv_qp, minRNRTimer, rnrRetry int) error {
 	var step C.int
-	if rc := C.cm_ready_own_qp(id.id, qp, C.int(minRNRTimer), &step); rc != 0 {
+	if rc := C.cm_ready_own_qp(id.id, qp, C.int(minRNRTimer), C.int(rnrRetry), &step); rc != 0 {
 		if step == 0 {
 			return cmError("rdma_init_qp_attr", rc)
 		}

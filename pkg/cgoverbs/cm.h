@@ -67,10 +67,11 @@ int cm_connect(struct rdma_cm_id *id, int with_param, uint8_t resp, uint8_t init
 // cm_id's port, as the CM does for one it created (no remote access).
 int cm_init_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp);
 // cm_ready_own_qp walks a self-created QP through INIT, RTR and RTS with
-// the attributes rdma_cm computed for the connection, and min_rnr_timer
-// in RTR unless it is negative. *failed_step says which call failed:
-// 0 rdma_init_qp_attr, 1 ibv_modify_qp.
-int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer, int *failed_step);
+// the attributes rdma_cm computed for the connection, min_rnr_timer in
+// RTR and rnr_retry in RTS unless they are negative. *failed_step says
+// which call failed: 0 rdma_init_qp_attr, 1 ibv_modify_qp.
+int cm_ready_own_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int min_rnr_timer, int rnr_retry,
+		    int *failed_step);
 
 // cm_peer copies the id's peer address (rdma_get_peer_addr) into ip/port;
 // it returns the address family, 0 when the id has no IP peer.

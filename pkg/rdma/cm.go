@@ -83,6 +83,14 @@ type CMID interface {
 	Close() error
 }
 
+// RNRRetryCMID is a CM id that readies a QP the program made, as
+// ReadyOwnQP does, with rnrRetry as the RNR retry count of the QP's own
+// sends in place of the one the peer asked for (7 retries without end).
+// Both stacks' ids implement it.
+type RNRRetryCMID interface {
+	ReadyOwnQPWithRNRRetry(qp QP, rnrRetry uint8) error
+}
+
 // ConnParam is the part of struct rdma_conn_param the tools use. QPNum
 // is needed only for a QP the CM did not create, and for a UD accept.
 type ConnParam struct {

@@ -649,6 +649,20 @@ func (id *CMID) ReadyOwnQP(qp rdma.QP) error {
 	return q.ready(id.peer.qpn())
 }
 
+// ReadyOwnQPWithRNRRetry is ReadyOwnQP; the fabric's sends wait for a
+// receive without end whatever the count, which the QP keeps.
+func (id *CMID) ReadyOwnQPWithRNRRetry(qp rdma.QP, rnrRetry uint8) error {
+	if err := id.ReadyOwnQP(qp); err != nil {
+		return err
+	}
+	id.f.mu.Lock()
+	defer id.f.mu.Unlock()
+	qp.(*QP).rts.RNRRetry = rnrRetry
+	return nil
+}
+
+var _ rdma.RNRRetryCMID = (*CMID)(nil)
+
 // PeerAddr is the other end's address and port.
 func (id *CMID) PeerAddr() netip.AddrPort {
 	id.f.mu.Lock()
