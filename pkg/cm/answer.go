@@ -18,8 +18,7 @@ import (
 // A long-running responder (rdmactl serve) answers the tools' clients one
 // connect request at a time: Listen, then Next and Answer for each.
 
-// The message count and size the tools send by default, which a
-// responder answers: their clients do not tell theirs.
+// The message count and size the tools send by default.
 const (
 	DefaultCount = 10
 	DefaultSize  = 100
@@ -142,6 +141,9 @@ func (r *Request) release() {
 type Result struct {
 	OK       bool
 	Messages int // sent and received
+	// Answered is what a responder answered an udaddy or ucmatose
+	// client (nil for rdma_client's one message each way).
+	Answered *Answered
 	Error    string
 	Hint     string
 	// Event and Status are the rdma_cm event that failed a probe.
@@ -150,21 +152,23 @@ type Result struct {
 }
 
 // Answer runs the server side of the request's tool (udaddy, ucmatose
-// or rdma_server) for this one client, with the tools' default message
-// count and size, each wait bounded by timeout, until the client is done
-// or ctx ends. It releases everything it made.
+// or rdma_server) for this one client, each wait bounded by timeout,
+// until the client is done or ctx ends. udaddy and ucmatose clients of
+// any -C and -S are answered (see answerUD and answerRC), within
+// MaxUDMessages and MaxRCMessageSize. It releases everything it made.
 func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 	if r.err != nil {
 		r.release()
 		return Result{Error: r.err.Error()}
 	}
 	var errOut bytes.Buffer
-	o := &Options{Tool: r.Tool, Connections: 1, Count: DefaultCount, Size: DefaultSize, PortSpace: rdma.PortSpaceTCP,
+	o := &Options{Tool: r.Tool, Connections: 1, PortSpace: rdma.PortSpaceTCP,
 		Timeout: timeout, IO: cli.Test(nil, io.Discard, &errOut), CM: r.cm, done: ctx.Done()}
 	var (
 		ret      int
 		fail     failure
 		messages int
+		answered *Answered
 		name     string
 	)
 	if r.Tool == "rdma_client" {
@@ -180,7 +184,7 @@ func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 			o.PortSpace = rdma.PortSpaceUDP
 		}
 		t := newToolTest(o)
-		t.ec, t.started = r.ec, time.Now()
+		t.ec, t.started, t.answersAny = r.ec, time.Now(), true
 		ret = t.answer(r.id)
 		adopted := t.nodes[0].id != nil
 		t.closeNodes()
@@ -190,19 +194,21 @@ func (r *Request) Answer(ctx context.Context, timeout time.Duration) Result {
 		if t.timedOut && ret == 0 {
 			ret = 1
 		}
-		fail, messages, name = t.fail, t.messages, r.Tool
+		fail, name = t.fail, r.Tool
+		if x := t.exchanged; x != nil && ret == 0 {
+			messages, answered = 2*x.received, x.answered()
+		}
 	}
 	_ = r.ec.Close()
 	if ret == 0 {
-		return Result{OK: true, Messages: messages}
+		return Result{OK: true, Messages: messages, Answered: answered}
 	}
 	hint := fail.hint(name, "")
 	switch {
 	case fail.Call == errStopped:
 		hint = ""
-	case fail.Timeout != 0 && r.Tool != "rdma_client":
-		hint = fmt.Sprintf("the client stopped answering within the timeout: is it still running, and with %s's default message count and size (-C %d -S %d), the only ones answered here?",
-			r.Tool, DefaultCount, DefaultSize)
+	case cli.HintOf(fail.Call) != "":
+		hint = cli.HintOf(fail.Call)
 	}
 	return failed(fail, hint, &errOut, fmt.Sprintf("return status %d", ret))
 }

@@ -47,6 +47,11 @@ type nodeTest struct {
 	messages                                 int
 	connected                                int  // connections that came up
 	blockSelfMcast                           bool // mckey -l
+	// answersAny makes the server answer one client of any -C and -S
+	// (Request.Answer's), count and size unused; exchanged is what it
+	// answered.
+	answersAny bool
+	exchanged  *exchanged
 }
 
 // errTimedOut ends a flow whose --timeout passed; the failure says where.
@@ -396,29 +401,10 @@ func (t *nodeTest) connectHandler(id rdma.CMID) int {
 		t.connIndex++
 		n.id = id
 		t.byID[id] = n
-		ret = t.verify(n)
-		if ret == 0 {
-			ret = t.initNode(n)
-		}
-		if ret == 0 && !t.ud && t.o.SetAck {
-			dg, _ := id.(rdma.DatagramID)
-			if err := setOpt(dg, func() error { return dg.SetAckTimeout(t.o.AckTimeout) }); err != nil {
-				t.out.perror(t.name+": set ack timeout option failed", err)
-			}
-		}
-		if ret == 0 {
-			ret = t.postRecvs(n)
-		}
-		if ret == 0 {
-			var p *rdma.ConnParam
-			if t.ud {
-				p = &rdma.ConnParam{QPNum: n.qp.Num()}
-			}
-			if err := id.Accept(p); err != nil {
-				t.fail.noteCall(err)
-				t.out.perror(t.name+": failure accepting", err)
-				ret = -1
-			}
+		if t.answersAny {
+			ret = t.initAnswering(n)
+		} else {
+			ret = t.accept(n)
 		}
 		if ret == 0 {
 			if t.ud {
@@ -434,6 +420,36 @@ func (t *nodeTest) connectHandler(id rdma.CMID) int {
 	t.out.printf("%s: failing connection request\n", t.name)
 	if dg, ok := id.(rdma.DatagramID); ok {
 		_ = dg.Reject()
+	}
+	return ret
+}
+
+// accept is the tool's server side of a connect request to node n: its
+// QP, its receives and the accept.
+func (t *nodeTest) accept(n *node) int {
+	ret := t.verify(n)
+	if ret == 0 {
+		ret = t.initNode(n)
+	}
+	if ret == 0 && !t.ud && t.o.SetAck {
+		dg, _ := n.id.(rdma.DatagramID)
+		if err := setOpt(dg, func() error { return dg.SetAckTimeout(t.o.AckTimeout) }); err != nil {
+			t.out.perror(t.name+": set ack timeout option failed", err)
+		}
+	}
+	if ret == 0 {
+		ret = t.postRecvs(n)
+	}
+	if ret == 0 {
+		var p *rdma.ConnParam
+		if t.ud {
+			p = &rdma.ConnParam{QPNum: n.qp.Num()}
+		}
+		if err := n.id.Accept(p); err != nil {
+			t.fail.noteCall(err)
+			t.out.perror(t.name+": failure accepting", err)
+			ret = -1
+		}
 	}
 	return ret
 }
@@ -698,7 +714,15 @@ func (t *nodeTest) exchange(listen rdma.CMID) int {
 	if ret != 0 || t.timedOut {
 		return ret
 	}
-	if t.count > 0 {
+	if t.answersAny {
+		if err := t.answerRC(t.nodes[0]); err != nil {
+			t.fail.noteCall(err)
+			return -1
+		}
+		// The send that waits for a receive after the client's last
+		// ends with the connection: the QP is the program's own.
+		_ = t.nodes[0].qp.ToError()
+	} else if t.count > 0 {
 		t.out.printf("initiating data transfers\n")
 		for _, n := range t.nodes {
 			if ret = t.postSends(n, false); ret != 0 {
@@ -743,6 +767,13 @@ func (t *nodeTest) udServer() int {
 	t.connectEvents()
 	if t.timedOut || t.o.stopped() {
 		return 1
+	}
+	if t.answersAny {
+		if err := t.answerUD(t.nodes[0]); err != nil {
+			t.fail.noteCall(err)
+			return -1
+		}
+		return 0
 	}
 	if t.count == 0 {
 		return 0
