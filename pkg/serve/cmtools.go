@@ -112,8 +112,12 @@ func (cfg Config) answerCM(ctx context.Context, l *cm.Listener, test string) {
 			defer g.leave(peer)
 			start := time.Now()
 			res := req.Answer(ctx, cfg.Timeout)
-			cfg.log(Entry{Time: start, Peer: peer, Test: req.Tool, OK: res.OK, Seconds: time.Since(start).Seconds(),
-				Error: res.Error, Hint: res.Hint})
+			e := Entry{Time: start, Peer: peer, Test: req.Tool, OK: res.OK, Seconds: time.Since(start).Seconds(),
+				Error: res.Error, Hint: res.Hint}
+			if a := res.Answered; a != nil {
+				e.Messages = &Messages{Count: a.Messages, Bytes: a.Bytes}
+			}
+			cfg.log(e)
 			cli.SessionEnded()
 		}()
 	}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"net/netip"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/cli/schema"
 	"github.com/rdmactl/rdmactl/pkg/cm"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
@@ -16,8 +18,13 @@ import (
 // The rdma_cm tools' clients of pkg/cm against the responder.
 
 func runClient(f *rdmatest.Fabric, tool string) (string, int) {
+	return runClientOf(f, tool, cm.DefaultCount, cm.DefaultSize)
+}
+
+// runClientOf runs tool's client with -C count -S size.
+func runClientOf(f *rdmatest.Fabric, tool string, count, size int) (string, int) {
 	var out, errOut strings.Builder
-	o := &cm.Options{Tool: tool, Server: "127.0.0.1", Connections: 1, Count: cm.DefaultCount, Size: cm.DefaultSize,
+	o := &cm.Options{Tool: tool, Server: "127.0.0.1", Connections: 1, Count: count, Size: size,
 		Port: "7471", PortSpace: rdma.PortSpaceTCP, Timeout: 5 * time.Second, CM: f, IO: cli.Test(nil, &out, &errOut)}
 	if tool == "udaddy" {
 		o.PortSpace = rdma.PortSpaceUDP
@@ -52,6 +59,42 @@ func TestServeAnswersTheRDMACMToolsClients(t *testing.T) {
 			if f.Listening(ps, port) {
 				t.Errorf("still listening on %#x port %d after stopping", int(ps), port)
 			}
+		}
+	}
+}
+
+// Clients of other counts and sizes than the tools' defaults pass, and
+// serve logs each session as ok with what it exchanged once the client
+// falls silent.
+func TestServeAnswersAnyCountAndSize(t *testing.T) {
+	f := loopbackFabric()
+	_, log, stop := startServe(t, f, nil)
+	for _, c := range []struct {
+		tool        string
+		count, size int
+	}{{"udaddy", 3, 50}, {"ucmatose", 25, 4000}} {
+		if out, code := runClientOf(f, c.tool, c.count, c.size); code != 0 {
+			t.Errorf("%s -C %d -S %d against serve: exit %d\n%s", c.tool, c.count, c.size, code, out)
+		}
+	}
+	got := waitLogged(t, log, "", 2)
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	for i, want := range []struct {
+		test string
+		msgs Messages
+		line string
+	}{
+		{TestUdaddy, Messages{3, 50}, "s 3 messages each way, the client's of 50 bytes"},
+		{TestUcmatose, Messages{25, 4000}, "s 25 messages each way, the client's of 4000 bytes"},
+	} {
+		e := got[i]
+		if !e.OK || e.Test != want.test || e.Messages == nil || *e.Messages != want.msgs || e.Seconds < 2 {
+			t.Errorf("entry %+v (messages %+v), want %s ok after the client's 2s of silence with %+v", e, e.Messages, want.test, want.msgs)
+		}
+		if line := FormatEntry(e); !strings.HasSuffix(line, want.line) {
+			t.Errorf("log line %q, want it to end in %q", line, want.line)
 		}
 	}
 }
@@ -136,4 +179,17 @@ func TestServeToolsBusy(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// An udaddy or ucmatose session's JSON line is a serve-line document.
+func TestLogCMToolsLineSchema(t *testing.T) {
+	var js bytes.Buffer
+	NewLog(&js, true).Write(Entry{Time: time.Date(2026, 11, 24, 7, 41, 0, 101e6, time.UTC), Peer: "10.9.0.2", Test: TestUcmatose, OK: true, Seconds: 2.047,
+		Messages: &Messages{Count: 50, Bytes: 4096}})
+	if err := schema.Validate("serve-line", js.Bytes()); err != nil {
+		t.Errorf("%s: against its schema: %v", js.String(), err)
+	}
+	if !strings.Contains(js.String(), `"messages":{"count":50,"bytes":4096}`) {
+		t.Errorf("JSON line %s", js.String())
+	}
 }

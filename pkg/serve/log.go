@@ -20,6 +20,7 @@ import (
 //	2026-11-24T07:40:03.456Z demo 10.9.0.2 FAILED 2.003s: <error> (hint: <hint>)
 //	2026-11-24T07:40:05.789Z write_bw 10.9.0.2 ok 1.204s 65536 bytes x 1000: 171.32 MB/sec
 //	2026-11-24T07:40:07.012Z pingpong_rc 10.9.0.2 ok 2.310s 1000 round trips of 4096 bytes
+//	2026-11-24T07:40:09.345Z udaddy 10.9.0.2 ok 2.031s 25 messages each way, the client's of 1000 bytes
 //
 // or, for scripts, one JSON document per line.
 type Log struct {
@@ -43,11 +44,12 @@ type jsonEntry struct {
 	Seconds float64        `json:"duration_seconds"`
 	BW      *BW            `json:"bandwidth,omitempty"`
 	Trips   *RoundTrips    `json:"round_trips,omitempty"`
+	Msgs    *Messages      `json:"messages,omitempty"`
 	Error   *cli.ErrorBody `json:"error,omitempty"`
 }
 
 func jsonEntryOf(e Entry) jsonEntry {
-	j := jsonEntry{Time: e.Time, Peer: e.Peer, Test: e.Test, OK: e.OK, Seconds: e.Seconds, BW: e.BW, Trips: e.RoundTrips}
+	j := jsonEntry{Time: e.Time, Peer: e.Peer, Test: e.Test, OK: e.OK, Seconds: e.Seconds, BW: e.BW, Trips: e.RoundTrips, Msgs: e.Messages}
 	if e.Error != "" || e.Hint != "" {
 		j.Error = &cli.ErrorBody{Message: e.Error, Hint: e.Hint}
 	}
@@ -63,7 +65,7 @@ func (l *Log) Write(e Entry) {
 		if err := cli.EncodeDocument(&line, jsonEntryOf(e), false); err != nil {
 			// Never lose a session's line: without what would not
 			// encode, saying so.
-			e.OK, e.BW, e.RoundTrips = false, nil, nil
+			e.OK, e.BW, e.RoundTrips, e.Messages = false, nil, nil, nil
 			e.Error = strings.TrimPrefix(e.Error+"; ", "; ") + "its log entry did not encode: " + err.Error()
 			line.Reset()
 			_ = cli.EncodeDocument(&line, jsonEntryOf(e), false)
@@ -91,6 +93,9 @@ func FormatEntry(e Entry) string {
 	}
 	if e.RoundTrips != nil {
 		s += fmt.Sprintf(" %d round trips of %d bytes", e.RoundTrips.Count, e.RoundTrips.Bytes)
+	}
+	if e.Messages != nil {
+		s += fmt.Sprintf(" %d messages each way, the client's of %d bytes", e.Messages.Count, e.Messages.Bytes)
 	}
 	if e.Error != "" {
 		s += ": " + e.Error

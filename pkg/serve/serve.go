@@ -91,6 +91,15 @@ type Entry struct {
 	BW *BW
 	// RoundTrips is what a pingpong session answered.
 	RoundTrips *RoundTrips
+	// Messages is what an udaddy or ucmatose session exchanged.
+	Messages *Messages
+}
+
+// Messages counts the client's messages an udaddy or ucmatose session
+// took, as many as went back; Bytes is the largest's size.
+type Messages struct {
+	Count int `json:"count"`
+	Bytes int `json:"bytes"`
 }
 
 // RoundTrips counts the messages a pingpong session answered, each with
