@@ -48,10 +48,15 @@ It also answers the rdmacm-utils clients: udaddy on the rdma_cm UDP port space
 port --ud-port (7174; rping's 7174 is in the TCP port space, so both listen),
 ucmatose and rdma_client on the TCP port space port --tools-port (7471), where
 the connect request tells them apart: rdma_client connects with librdmacm's
-default retry and RNR retry counts (7 and 7), ucmatose with 5 and 0. Those
-clients do not say how many messages they send: serve answers the tools'
-defaults (-C 10 -S 100; rdma_client's one 16-byte message). 'rdmactl smoke
---cm' checks these ports.
+default retry and RNR retry counts (7 and 7), ucmatose with 5 and 0.
+rdma_client swaps one 16-byte message. udaddy and ucmatose clients do not say
+their -C or -S: serve answers udaddy's messages each with one of its size, up
+to -C 1024 (-S is bounded by the MTU), and sends ucmatose one 1-byte message
+at a time until its replies begin (its QP retries RNR NAKs without end, where
+the client asks for none), any -C and -S up to 65536. A session ends once its
+client has been silent for 2s, or 20 of its slowest gaps if longer, within
+--timeout; the log line gives the messages each way and the client's size.
+'rdmactl smoke --cm' checks these ports.
 
 perftest's exchange does not name the test, so the perftest port answers
 write_bw only. It runs one session at a time: a second client waits up to
