@@ -81,6 +81,13 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "--rate_limit 1000 --rate_units p"},
 		{"write_bw", "-R --rate_limit 10"},
 		{"write_bw", "--run_infinitely --rate_limit 10"},
+		{"write_bw", "--aes_xts"},
+		{"write_bw", "--aes_xts -c UC"},
+		{"write_bw", "--aes_xts --kek_path /tmp/k"},
+		{"write_lat", "-O"},
+		{"atomic_bw", "--odp"},
+		{"write_bw", "--odp -c UC"},
+		{"write_bw", "-c SRD"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

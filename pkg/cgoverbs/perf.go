@@ -68,7 +68,7 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	if e.recvCQ, err = c.CreateCQ(cfg.RxDepth*n+1, e.recvCh); err != nil {
 		return asRDMAError("ibv_create_cq", err)
 	}
-	if e.buf, err = AllocBuffer(cfg.BufSize); err != nil {
+	if e.buf, err = allocPerfBuffer(cfg); err != nil {
 		return err
 	}
 	if err := e.register(cfg, n); err != nil {
@@ -131,6 +131,25 @@ func (e *perfEndpoint) Buffer() []byte { return e.buf.Bytes() }
 func (e *perfEndpoint) Addr() uint64   { return e.buf.Addr() }
 func (e *perfEndpoint) LKey(qp int) uint32 { return e.mrOf(qp).LKey() }
 func (e *perfEndpoint) RKey(qp int) uint32 { return e.mrOf(qp).RKey() }
+
+// allocPerfBuffer is the endpoint's memory: allocated, huge pages or a
+// mapped file.
+func allocPerfBuffer(cfg rdma.PerfConfig) (*Buffer, error) {
+	var b *Buffer
+	var err error
+	switch {
+	case cfg.MmapFile != "":
+		b, err = MapFileBuffer(cfg.MmapFile, cfg.MmapOffset, cfg.BufSize)
+	case cfg.HugePages:
+		b, err = AllocHugeBuffer(cfg.BufSize)
+	default:
+		return AllocBuffer(cfg.BufSize)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", rdma.ErrPerfBuffer, err)
+	}
+	return b, nil
+}
 
 // register makes the buffer's memory regions: one, or one per QP's share.
 func (e *perfEndpoint) register(cfg rdma.PerfConfig, n int) error {

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -48,6 +50,9 @@ func (pd *PD) Close() error {
 type Buffer struct {
 	p     unsafe.Pointer
 	bytes []byte
+	// mapping is the whole mapping of a mapped buffer (huge pages, a
+	// file), which Close unmaps; nil for allocated memory
+	mapping []byte
 }
 
 // AllocBuffer allocates n bytes of C memory.
@@ -74,8 +79,12 @@ func (b *Buffer) Close() {
 	if b == nil || b.p == nil {
 		return
 	}
-	C.free(b.p)
-	b.p, b.bytes = nil, nil
+	if b.mapping != nil {
+		unix.Munmap(b.mapping)
+	} else {
+		C.free(b.p)
+	}
+	b.p, b.bytes, b.mapping = nil, nil, nil
 }
 
 // Access is a set of IBV_ACCESS_* flags for memory registration.

@@ -33,6 +33,9 @@ type FlagValues struct {
 	RateLimitType  string // --rate_limit_type
 	BurstSize      int    // --burst_size
 	TypicalPktSize int    // --typical_pkt_size
+	// --aes_xts and its files, refused (checkAESXTS)
+	AESXTS                               bool
+	KEKPath, DEKAppPath, CredentialsPath string
 	// what an option rdmactl refuses was given (its value is not read)
 	refusedBool bool
 	refusedArg  string
@@ -261,13 +264,20 @@ var Flags = []Flag{
 	{Long: "out_json", Usage: "with each result row, write perftest's report file (key: value lines; --json is rdmactl's JSON document)", Value: func(v *FlagValues) any { return &v.OutJSON }},
 	{Long: "out_json_file", Usage: "--out_json's file (default: perftest_out.json in the working directory)", Value: func(v *FlagValues) any { return &v.OutJSONFile }},
 	{Long: "mr_per_qp", Usage: "register each QP's share of the buffer as a memory region of its own (its own RKey in the QP's record)", Value: func(v *FlagValues) any { return &v.MRPerQP }},
-	{Long: "dualport", Short: "O", Refused: "rdmactl runs on one port"},
-	{Long: "odp", Refused: "rdmactl registers its memory, no on-demand paging"},
-	{Long: "use_hugepages", Refused: "rdmactl allocates its buffer without huge pages"},
-	{Long: "mmap", TakesArg: true, Refused: "rdmactl allocates its buffer, no mmap'd file"},
-	{Long: "aes_xts", Refused: "rdmactl has no encryption"},
+	{Long: "use_hugepages", Usage: "back the buffer with huge pages (the host must have some reserved: vm.nr_hugepages)", Value: func(v *FlagValues) any { return &v.HugePages }},
+	{Long: "mmap", Usage: "use a shared mapping of this file as the buffer: what the peer writes lands in it", Value: func(v *FlagValues) any { return &v.MmapFile }},
+	{Long: "mmap-offset", Usage: "with --mmap: where in the file the buffer starts", Value: func(v *FlagValues) any { return &v.MmapOffset }},
+	{Long: "dualport", Short: "O", Usage: "perftest's dual-port mode: perftest's failure on a device with one port, else refused (rdmactl runs on one port)", Value: func(v *FlagValues) any { return &v.DualPort }},
+	{Long: "odp", Usage: "on-demand paging: perftest's failure on a device without it for RC, else refused (rdmactl registers its memory)", Value: func(v *FlagValues) any { return &v.ODP }},
+	{Long: "aes_xts", Usage: "encryption: perftest's refusals, then rdmactl's (it has no encryption)", Value: func(v *FlagValues) any { return &v.AESXTS }},
+	{Long: "kek_path", Usage: "with --aes_xts: the key encryption key file", Value: func(v *FlagValues) any { return &v.KEKPath }},
+	{Long: "data_enc_key_app_path", Usage: "with --aes_xts: the data encryption key application", Value: func(v *FlagValues) any { return &v.DEKAppPath }},
+	{Long: "credentials_path", Usage: "with --aes_xts: the credentials file", Value: func(v *FlagValues) any { return &v.CredentialsPath }},
+	{Long: "dont_xchg_versions", Usage: "refused as perftest refuses it: its peers exchange versions since 5.70", Value: func(v *FlagValues) any { return new(bool) },
+		Check: func(Test, *FlagValues) error {
+			return refuse("--dont_xchg_versions", "", "Current implementation is not compatible with versions older than 5.70")
+		}},
 	{Long: "use-srq", Refused: "rdmactl uses no shared receive queue"},
-	{Long: "dont_xchg_versions", Refused: "rdmactl always exchanges versions and MTU"},
 }
 
 // Perftest's bounds of the options above.
@@ -313,6 +323,9 @@ func checkConn(t Test, c string) error {
 	case "XRC":
 		return fmt.Errorf("-c XRC: Error opening XRC domain (perftest's words on rxe; rdmactl runs RC, UC and UD only)")
 	case "SRD":
+		if !t.IsSend() && !t.IsRead() {
+			return refuse("-c", c, "SRD connection only possible in SEND/READ verbs")
+		}
 		return fmt.Errorf("-c SRD: rdmactl runs RC, UC and UD only (SRD is EFA's)")
 	default:
 		return refuse("-c", c, "Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}")
@@ -419,7 +432,11 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 		o.Output = v.Output
 	}
 	// the checks that need every option
-	if _, err := o.Resolve(); err != nil {
+	r, err := o.Resolve()
+	if err == nil && v.AESXTS {
+		err = checkAESXTS(v, r)
+	}
+	if err != nil {
 		if errors.As(err, new(*Refusal)) {
 			return o, err
 		}

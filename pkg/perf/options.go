@@ -101,6 +101,16 @@ type Options struct {
 	// side's own row.
 	Bidirectional bool
 	ReportBoth    bool
+	// HugePages is --use_hugepages: the buffer is huge pages; MmapFile
+	// and MmapOffset are --mmap and --mmap-offset: it is a shared mapping
+	// of that file.
+	HugePages  bool
+	MmapFile   string
+	MmapOffset int64
+	// DualPort and ODP are -O and --odp, which perftest fails on devices
+	// without a second port or on-demand paging, and rdmactl refuses on
+	// the others.
+	DualPort, ODP bool
 	// MRPerQP is --mr_per_qp: each QP's share of the buffer is a memory
 	// region of its own, with its own keys.
 	MRPerQP bool
@@ -437,6 +447,9 @@ func (o Options) Resolve() (Resolved, error) {
 		if _, err := mtuEnum(r.MTU); err != nil {
 			return r, err
 		}
+	}
+	if err := r.checkHostOptions(o.Test); err != nil {
+		return r, err
 	}
 	if r.OutJSON && r.OutJSONFile == "" {
 		r.OutJSONFile = DefaultOutJSONFile

@@ -131,6 +131,9 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 	if err := s.openDevice(o.Verbs); err != nil {
 		return nil, err
 	}
+	if err := s.checkDeviceOptions(); err != nil {
+		return nil, err
+	}
 	if err := s.setOutReads(); err != nil {
 		return nil, err
 	}
@@ -341,13 +344,19 @@ func (s *session) prepare() error {
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
-		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP,
+		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP, HugePages: s.r.HugePages, MmapFile: s.r.MmapFile, MmapOffset: s.r.MmapOffset,
 	})
 	if err != nil {
+		if errors.Is(err, rdma.ErrPerfBuffer) {
+			return s.bufferErr(err)
+		}
 		if s.r.InlineSize > 0 {
 			return cli.WithHint(err, fmt.Sprintf("the device may hold less inline data than -I %d: try a smaller -I", s.r.InlineSize))
 		}
 		return err
+	}
+	if s.r.MmapFile != "" {
+		fmt.Fprintf(s.out, "allocated mmap buffer of size %d at %#x\n", len(s.ep.Buffer()), s.ep.Addr())
 	}
 	if got := s.ep.MaxInline(); got < s.r.InlineSize {
 		// perftest's words, and it goes on with what the device gave

@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -44,11 +45,21 @@ type PerfConfig struct {
 	// MaxInline is the QPs' max_inline_data: sends of up to this many
 	// bytes may carry their payload in the request (perftest -I).
 	MaxInline int
+	// HugePages backs the buffer with huge pages (perftest
+	// --use_hugepages); MmapFile with a shared mapping of that file from
+	// MmapOffset (--mmap). Either failing is ErrPerfBuffer.
+	HugePages  bool
+	MmapFile   string
+	MmapOffset int64
 	// MRPerQP registers each QP's share of the buffer (BufSize/QPs bytes,
 	// in QP order) as a memory region of its own, with its own keys
 	// (perftest --mr_per_qp); otherwise one region covers it all.
 	MRPerQP bool
 }
+
+// ErrPerfBuffer is a perf endpoint's buffer that could not be had: no
+// huge pages, a file that would not map.
+var ErrPerfBuffer = errors.New("no buffer")
 
 // MaxPostList bounds Stream.PostList.
 const MaxPostList = 64

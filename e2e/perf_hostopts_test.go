@@ -1,0 +1,151 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSinglePerfHostOptionFailures: options this VM's device or host
+// cannot serve fail as perftest's do on it (rxe has one port and no
+// on-demand paging; the VM reserves no huge pages; perftest's peers
+// always exchange versions): each side exits 1, and rdmactl's message
+// holds perftest's first line on that side.
+func TestSinglePerfHostOptionFailures(t *testing.T) {
+	setHugePages(t, 0)
+	for _, c := range []struct{ test, args string }{
+		{"write_bw", "-O"},
+		{"write_bw", "--odp"},
+		{"send_lat", "--odp"},
+		{"write_bw", "--use_hugepages"},
+		{"write_bw", "--dont_xchg_versions"},
+	} {
+		args := append([]string{"-d", "rxe0", "-x", ownGID(t), "-n", "20"}, strings.Fields(c.args)...)
+		realSrv, realCli := pairToTheEnd(t, "perftest", c.test, args)
+		srv, cli := pairToTheEnd(t, "rdmactl", c.test, args)
+		for _, side := range []struct {
+			name       string
+			ours, real result
+		}{{"server", srv, realSrv}, {"client", cli, realCli}} {
+			line := strings.TrimSpace(strings.SplitN(side.real.Stderr, "\n", 2)[0])
+			if side.real.Code != 1 || line == "" {
+				t.Errorf("ib_%s %s, the %s: exit %d, %q: not a failure", c.test, c.args, side.name, side.real.Code, side.real.Stderr)
+				continue
+			}
+			if side.ours.Code != 1 || !strings.Contains(side.ours.Stderr, line) {
+				t.Errorf("perf %s %s, the %s: exit %d, %q; perftest's: %q", c.test, c.args, side.name, side.ours.Code, side.ours.Stderr, line)
+			}
+		}
+	}
+}
+
+// pairToTheEnd runs tool's server and then its client with args, the
+// client once the server listens or has ended, and returns both.
+func pairToTheEnd(t *testing.T, tool, test string, args []string) (srv, cli result) {
+	t.Helper()
+	perfPort++
+	port := perfPort
+	common := append([]string{"-p", fmt.Sprint(port)}, args...)
+	sn, sa := perfSide(tool, test, common)
+	cn, ca := perfSide(tool, test, append(common, "10.9.0.1"))
+	done := make(chan result, 1)
+	go func() { done <- run(t, time.Minute, sn, sa...) }()
+	ended := false
+	pollUntil(t, 30*time.Second, 50*time.Millisecond, fmt.Sprintf("%s's server neither listens on %d nor ends", tool, port), func() bool {
+		select {
+		case srv = <-done:
+			ended = true
+			return true
+		default:
+			return tcpListening(port)
+		}
+	})
+	cli = run(t, time.Minute, cn, ca...)
+	if !ended {
+		srv = <-done
+	}
+	return srv, cli
+}
+
+// setHugePages reserves n huge pages for the test and gives back the
+// reservation it found afterwards.
+func setHugePages(t *testing.T, n int) {
+	t.Helper()
+	const knob = "/proc/sys/vm/nr_hugepages"
+	old, err := os.ReadFile(knob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(knob, []byte(fmt.Sprint(n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.WriteFile(knob, old, 0o644) })
+	got, _ := os.ReadFile(knob)
+	if v, _ := strconv.Atoi(strings.TrimSpace(string(got))); v != n {
+		t.Fatalf("%s reads %s after writing %d", knob, got, n)
+	}
+}
+
+// TestSinglePerfHostMemory: --use_hugepages (with huge pages reserved)
+// and --mmap run against perftest in both roles. With --mmap each side
+// prints perftest's "allocated mmap buffer" line with perftest's size in
+// that role, and the client's message lands in the server's file.
+func TestSinglePerfHostMemory(t *testing.T) {
+	setHugePages(t, 16)
+	args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "20"}
+	for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		srv, cli := perfPair(t, "write_bw", roles[0], roles[1], singlePair(t), append(args, "--use_hugepages")...)
+		checkPerf(t, "write_bw --use_hugepages", srv, cli)
+	}
+
+	dir := t.TempDir()
+	mapped := regexp.MustCompile(`(?m)^allocated mmap buffer of size (\d+) at 0x[0-9a-f]+$`)
+	sizes := map[string]string{}
+	for _, roles := range [][2]string{{"perftest", "perftest"}, {"perftest", "rdmactl"}, {"rdmactl", "perftest"}, {"rdmactl", "rdmactl"}} {
+		srvFile, cliFile := filepath.Join(dir, "server.bin"), filepath.Join(dir, "client.bin")
+		if err := os.WriteFile(srvFile, make([]byte, 4<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cliFile, bytes.Repeat([]byte{0xab}, 4<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv, cli := perfPair(t, "write_bw", roles[0], roles[1], func(sn string, sa []string, cn string, ca []string) (result, result) {
+			return singlePair(t)(sn, append(sa, "--mmap="+srvFile), cn, append(ca, "--mmap="+cliFile))
+		}, args...)
+		checkPerf(t, "write_bw --mmap", srv, cli)
+		for side, r := range map[string]result{"server " + roles[0]: srv, "client " + roles[1]: cli} {
+			m := mapped.FindStringSubmatch(r.Stdout)
+			if m == nil {
+				t.Errorf("%s: no mmap line:\n%s", side, r.Stdout)
+				continue
+			}
+			role, _, _ := strings.Cut(side, " ")
+			if want, ok := sizes[role]; roles[0] == "perftest" && roles[1] == "perftest" {
+				sizes[role] = m[1]
+			} else if ok && m[1] != want {
+				t.Errorf("%s: a buffer of %s bytes, perftest's %s", side, m[1], want)
+			}
+		}
+		b, err := os.ReadFile(srvFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// perftest's client fills its buffer with random bytes; rdmactl's
+		// sends the file as it is
+		landed := len(b) - bytes.Count(b, []byte{0})
+		if roles[1] == "rdmactl" {
+			landed = bytes.Count(b, []byte{0xab})
+		}
+		if landed < 60000 {
+			t.Errorf("%s server, %s client: %d bytes of the client's buffer in the server's file, want about a message's 65536", roles[0], roles[1], landed)
+		}
+	}
+}
