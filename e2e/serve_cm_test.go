@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,7 @@ func TestSingleServeCM(t *testing.T) {
 		t.Errorf("smoke --cm rows: %v\n%s", seen, r.Stdout)
 	}
 
+	waitSessionsEnded(t)
 	out := s.stop()
 	lines := logLines(out.Stdout)
 	want := map[string]int{"udaddy ok": 3, "ucmatose ok": 3, "rdma_client ok": 2, "ping ok": 2, "demo ok": 1}
@@ -92,6 +94,50 @@ func TestSingleServeCM(t *testing.T) {
 	noRDMALeft(t)
 }
 
+// TestSingleServeCMAnyCountAndSize: serve answers the real udaddy and
+// ucmatose and rdmactl's ucmatose with other -C and -S than the tools'
+// defaults, and logs each session as ok with the messages it exchanged
+// once the client falls silent; a ucmatose reply above serve's 64 KiB
+// bound fails the session with a line naming it.
+func TestSingleServeCMAnyCountAndSize(t *testing.T) {
+	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
+	waitListening(t, 7471)
+	waitUDListen(t, "7174")
+	for _, c := range []struct {
+		tool cmTool
+		args []string
+	}{
+		{cTool("udaddy"), []string{"-C", "25", "-S", "1000"}},
+		{cTool("ucmatose"), []string{"-C", "50", "-S", "4096"}},
+		{ourTool("ucmatose"), []string{"-C", "7", "-S", "300"}},
+	} {
+		n, a := c.tool.argv(append([]string{"-s", "10.9.0.1"}, c.args...)...)
+		// The old serve answered 10 messages only: a client that waits
+		// for more waits without end.
+		r := run(t, time.Minute, n, a...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "data transfers complete\n") || !strings.Contains(r.Stdout, "return status 0\n") {
+			t.Errorf("%s %s against serve: exit %d\n%s%s", c.tool, strings.Join(c.args, " "), r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// ucmatose checks no completion: its failed replies end as serve
+	// disconnects.
+	run(t, time.Minute, "ucmatose", "-s", "10.9.0.1", "-C", "2", "-S", "100000")
+	waitSessionsEnded(t)
+	out := s.stop()
+	t.Logf("serve's log:\n%s", out.Stdout)
+	for _, want := range []string{
+		`(?m)^\S+ udaddy 10\.9\.0\.1 ok [0-9.]+s 25 messages each way, the client's of 1000 bytes$`,
+		`(?m)^\S+ ucmatose 10\.9\.0\.1 ok [0-9.]+s 50 messages each way, the client's of 4096 bytes$`,
+		`(?m)^\S+ ucmatose 10\.9\.0\.1 ok [0-9.]+s 7 messages each way, the client's of 300 bytes$`,
+		`(?m)^\S+ ucmatose 10\.9\.0\.1 FAILED [0-9.]+s: a reply larger than 65536 bytes \(64 KiB\), the most serve takes from a ucmatose client, arrived \(its receive failed: [a-zA-Z ]+\) \(hint: run ucmatose with -S 65536 or less\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out.Stdout) {
+			t.Errorf("serve's log has no line matching %s", want)
+		}
+	}
+	noRDMALeft(t)
+}
+
 // TestSingleSmokeCMWithoutServe: smoke --cm against a host that runs no
 // serve fails both cm rows with a hint that names serve.
 func TestSingleSmokeCMWithoutServe(t *testing.T) {
@@ -99,9 +145,10 @@ func TestSingleSmokeCMWithoutServe(t *testing.T) {
 }
 
 // TestSingleServeCMStopsDuringASession: SIGTERM ends serve promptly while
-// a real ucmatose client that waits for more messages than serve sends
-// (-C 1000) holds a session; the line says why, and serve leaves no QP
-// or cm_id of its own.
+// a real ucmatose client holds a session (serve sends its -C 1000
+// messages one round trip at a time, then waits for the client's
+// silence); the line says why, and serve leaves no QP or cm_id of its
+// own.
 func TestSingleServeCMStopsDuringASession(t *testing.T) {
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitListening(t, 7471)
@@ -111,7 +158,8 @@ func TestSingleServeCMStopsDuringASession(t *testing.T) {
 	if !strings.Contains(out.Stdout, " ucmatose 10.9.0.1 FAILED ") || !strings.Contains(out.Stdout, "server shutting down") {
 		t.Errorf("serve's log does not say the ucmatose session was cut by the stop:\n%s", out.Stdout)
 	}
-	// The C client polls for its 1000 messages without end.
+	// The C client polls without end for those of its 1000 messages
+	// that serve did not send.
 	_ = client.cmd.Process.Kill()
 	_ = client.cmd.Wait()
 	client.collected = true
@@ -144,6 +192,11 @@ func TestTwoHostsServeCM(t *testing.T) {
 	}
 	cmToolsPassAgainstServe(t, "10.9.1.2", "against B's serve")
 
+	// The sessions end on their clients' silence.
+	drained := `for i in $(seq 300); do [ -z "$(rdma res show qp | grep -v 'type GSI')" ] && exit 0; sleep 0.2; done; exit 1`
+	if r := remote(t, 2*time.Minute, drained); r.Code != 0 {
+		t.Errorf("serve's sessions on B still hold QPs a minute after their clients ended")
+	}
 	if r := remote(t, time.Minute, "kill -TERM $(cat "+pidFile+")"); r.Code != 0 {
 		t.Fatalf("cannot stop serve on B: %+v", r)
 	}

@@ -63,7 +63,7 @@ func TestSingleServePingpong(t *testing.T) {
 		t.Errorf("smoke --pingpong table: exit %d\n%s%s", table.Code, table.Stdout, table.Stderr)
 	}
 
-	waitPingpongSessionsEnded(t)
+	waitSessionsEnded(t)
 	out := s.stop()
 	lines := logLines(out.Stdout)
 	if n := lines["pingpong_rc ok"]; n != 4 {
@@ -105,12 +105,13 @@ func TestSingleServePingpongWithoutServe(t *testing.T) {
 	noRDMALeft(t)
 }
 
-// waitPingpongSessionsEnded waits until serve's pingpong sessions, whose
-// clients are done, have seen the silence that ends them and freed their
-// QPs (a SIGTERM before would end them as failed).
-func waitPingpongSessionsEnded(t *testing.T) {
+// waitSessionsEnded waits until serve's sessions that end on their
+// client's silence (pingpong, udaddy, ucmatose), whose clients are done,
+// have seen it and freed their QPs (a SIGTERM before would end them as
+// failed).
+func waitSessionsEnded(t *testing.T) {
 	t.Helper()
-	pollUntil(t, time.Minute, 200*time.Millisecond, "serve's pingpong sessions still hold QPs", func() bool {
+	pollUntil(t, time.Minute, 200*time.Millisecond, "serve's sessions still hold QPs", func() bool {
 		qp, _ := exec.Command("rdma", "res", "show", "qp").CombinedOutput()
 		for _, line := range strings.Split(strings.TrimSpace(string(qp)), "\n") {
 			if line != "" && !strings.Contains(line, "type GSI") {
@@ -148,7 +149,7 @@ func TestSingleServePingpongAnySizeAndCount(t *testing.T) {
 	if big.Code == 0 {
 		t.Errorf("ibv_rc_pingpong -s 2000000 against serve passed:\n%s", big.Stdout)
 	}
-	waitPingpongSessionsEnded(t)
+	waitSessionsEnded(t)
 	out := s.stop()
 	t.Logf("serve's log:\n%s", out.Stdout)
 	for _, want := range []string{
