@@ -76,6 +76,10 @@ var perfOptionCases = []struct {
 	{"write_bw", "--mr_per_qp -q 2", keyPerQP},
 	{"read_bw", "--mr_per_qp -q 2", keyPerQP},
 	{"send_bw", "--mr_per_qp -q 2", nil},
+	{"send_bw", "--use-srq", headerHas("Using SRQ      : ON\n")},
+	{"send_bw", "--use-srq -q 2", headerHas("Using SRQ      : ON\n")},
+	{"send_bw", "--use-srq -c UD", headerHas("Using SRQ      : ON\n")},
+	{"send_lat", "--use-srq", headerHas("Using SRQ      : ON\n")},
 }
 
 // keyPerQP: with --mr_per_qp each QP's record has a key of its own, on

@@ -88,6 +88,8 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"atomic_bw", "--odp"},
 		{"write_bw", "--odp -c UC"},
 		{"write_bw", "-c SRD"},
+		{"write_bw", "--use-srq"},
+		{"send_bw", "--use-srq -q 4 -r 2"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

@@ -33,7 +33,9 @@ and the result tables are printed as perftest prints them.
 
 Flags keep perftest's spellings, meanings and refusals (exit 1, with
 perftest's line); a unique prefix of a long flag works, as with perftest.
-Flags perftest takes that rdmactl does not do yet are refused in one line.
+What the device cannot do fails as perftest fails on it; what rdmactl does not
+do (dual port or on-demand paging on devices that have them, encryption) is
+refused in one line.
 -x auto picks the RoCE v2 GID of the address the TCP connection uses.
 Latency tests sleep on a completion channel between messages by default
 (fair to small VMs, as perftest -e); --busy-poll spins as perftest does.
@@ -99,9 +101,6 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 	fl := cmd.Flags()
 	for _, pf := range perf.Flags {
 		usage := pf.Usage
-		if pf.Refused != "" {
-			usage = "perftest's; refused: " + pf.Refused
-		}
 		switch p := pf.ValueIn(vals).(type) {
 		case *bool:
 			fl.BoolVarP(p, pf.Long, pf.Short, *p, usage)

@@ -92,9 +92,9 @@ int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey,
 	return cv_neg(ibv_post_send(qp, &wr, &bad));
 }
 
-// pf_post_recvs posts n receives of the same memory, 32 per call, each
-// with work request ID wr_id.
-int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
+// pf_post_recvs posts n receives of the same memory on qp or srq, 32 per
+// call, each with work request ID wr_id.
+int pf_post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = {.addr = addr, .length = len, .lkey = lkey};
 	struct ibv_recv_wr wr[32], *bad;
 	while (n > 0) {
@@ -105,7 +105,7 @@ int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint3
 			wr[i].num_sge = 1;
 			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
 		}
-		int rc = ibv_post_recv(qp, wr, &bad);
+		int rc = srq ? ibv_post_srq_recv(srq, wr, &bad) : ibv_post_recv(qp, wr, &bad);
 		if (rc)
 			return cv_neg(rc);
 		n -= k;
@@ -345,7 +345,8 @@ static int pf_send_lat_loop(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq
 			if (l->bad_status != IBV_WC_SUCCESS)
 				return -1;
 			rcnt++;
-			if (rcnt + l->rx_depth <= l->iters && (rc = ibv_post_recv(qp, &rwr, &rbad)))
+			if (rcnt + l->rx_depth <= l->iters &&
+			    (rc = l->srq ? ibv_post_srq_recv(l->srq, &rwr, &rbad) : ibv_post_recv(qp, &rwr, &rbad)))
 				return -3 + cv_neg(rc);
 		}
 		if (scnt < l->iters) {
@@ -431,7 +432,7 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 			if (k > room)
 				k = room;
 			if (k > 0) {
-				int err = pf_post_recvs(r->qp[q], (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey[q]);
+				int err = pf_post_recvs(r->qp[q], r->srq, (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey[q]);
 				if (err) {
 					rc = -3 + err;
 					goto out;

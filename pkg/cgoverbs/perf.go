@@ -35,6 +35,7 @@ type perfEndpoint struct {
 	maxInline      int
 	buf            *Buffer
 	mrs            []*MR // one for the whole buffer, or one per QP
+	srq            *SRQ  // the QPs' shared receive queue, or nil
 	qps            []*QP
 	qp             *QP // qps[0]
 	// UD: the Q_Key, and each QP's peer, set by ToRTR
@@ -86,8 +87,13 @@ func (e *perfEndpoint) setup(c *Context, cfg rdma.PerfConfig) error {
 	default:
 		return rdma.Errorf(fmt.Sprintf("perf QPs of type %s", qpType), syscall.EINVAL)
 	}
+	if cfg.SRQ {
+		if e.srq, err = e.pd.CreateSRQ(rdma.SRQAttr{MaxWR: uint32(cfg.RxDepth), MaxSGE: 1}); err != nil {
+			return asRDMAError("ibv_create_srq", err)
+		}
+	}
 	for i := 0; i < n; i++ {
-		qp, err := e.pd.CreateQP(qpType, e.sendCQ, e.recvCQ, nil, QPCap{
+		qp, err := e.pd.CreateQP(qpType, e.sendCQ, e.recvCQ, e.srq, QPCap{
 			MaxSendWR: uint32(cfg.TxDepth), MaxRecvWR: uint32(cfg.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1,
 			MaxInlineData: uint32(max(cfg.MaxInline, 0)),
 		})
@@ -241,7 +247,15 @@ func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	if err != nil {
 		return err
 	}
-	return callErr("ibv_post_recv", C.pf_post_recvs(q.qp, C.int(n), C.uint64_t(qp), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)))
+	return callErr("ibv_post_recv", C.pf_post_recvs(q.qp, e.cSRQ(), C.int(n), C.uint64_t(qp), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)))
+}
+
+// cSRQ is the shared receive queue the receives go to, or NULL.
+func (e *perfEndpoint) cSRQ() *C.struct_ibv_srq {
+	if e.srq == nil {
+		return nil
+	}
+	return e.srq.srq
 }
 
 func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
@@ -303,7 +317,7 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 		return rdma.ReceiveResult{}, fmt.Errorf("receive of %d on %d of %d QPs", rv.Iters, nqp, len(e.qps))
 	}
 	r := C.struct_pf_recv{
-		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len),
+		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len), srq: e.cSRQ(),
 		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), post_list: C.int(rv.PostList), idle_ms: timeoutMillis(rv.Idle),
 	}
 	for i, sge := range rv.SGEs {
@@ -332,7 +346,7 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	l := C.struct_pf_lat{
 		saddr: C.uint64_t(p.Local.Addr), raddr: C.uint64_t(p.Recv.Addr), slen: C.uint32_t(p.Local.Len),
 		rlen: C.uint32_t(p.Recv.Len), lkey: C.uint32_t(p.Local.LKey), iters: C.int64_t(p.Iters),
-		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
+		rx_depth: C.int(p.RxDepth), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle), srq: e.cSRQ(),
 		qkey: C.uint32_t(e.qkey),
 	}
 	ah, rqpn := e.udPeer(0)
@@ -382,6 +396,7 @@ func (e *perfEndpoint) Close() error {
 	for _, ah := range e.ahs {
 		err = errors.Join(err, asRDMAError("ibv_destroy_ah", ah.Close()))
 	}
+	err = errors.Join(err, asRDMAError("ibv_destroy_srq", e.srq.Close()))
 	for _, mr := range e.mrs {
 		err = errors.Join(err, asRDMAError("ibv_dereg_mr", mr.Close()))
 	}

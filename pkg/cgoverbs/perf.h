@@ -52,6 +52,7 @@ struct pf_lat {
 	int64_t iters;
 	int rx_depth, client, idle_ms;
 	int send_inline; // IBV_SEND_INLINE on every SEND
+	struct ibv_srq *srq; // where receives go when not NULL
 	// UD: the peer's address handle, QP number and Q_Key; ah NULL on a
 	// connected QP
 	struct ibv_ah *ah;
@@ -68,6 +69,7 @@ struct pf_lat {
 struct pf_recv {
 	int nqp;
 	struct ibv_qp *qp[PF_MAX_QPS];
+	struct ibv_srq *srq; // where receives go when not NULL
 	uint64_t addr[PF_MAX_QPS];
 	uint32_t len, lkey[PF_MAX_QPS];
 	int64_t iters; // per QP
@@ -93,9 +95,10 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r);
 // bytes at raddr, the old value landing at laddr; 0 or -errno.
 int pf_post_atomic(struct ibv_qp *qp, int opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, int signaled);
 
-// pf_post_recvs posts n receives of the same memory, 32 per call, each
-// with work request ID wr_id; 0 or -errno.
-int pf_post_recvs(struct ibv_qp *qp, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
+// pf_post_recvs posts n receives of the same memory on qp, or on srq when
+// it is not NULL, 32 per call, each with work request ID wr_id; 0 or
+// -errno.
+int pf_post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
 
 // pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
 // forever); with yield it gives the CPU away between looks. 0 or -ETIMEDOUT.

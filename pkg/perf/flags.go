@@ -36,9 +36,6 @@ type FlagValues struct {
 	// --aes_xts and its files, refused (checkAESXTS)
 	AESXTS                               bool
 	KEKPath, DEKAppPath, CredentialsPath string
-	// what an option rdmactl refuses was given (its value is not read)
-	refusedBool bool
-	refusedArg  string
 }
 
 // Flag is one option of perftest's command line, as rdmactl takes it.
@@ -53,11 +50,6 @@ type Flag struct {
 	Value func(v *FlagValues) any
 	// Check refuses what perftest refuses for the test or the value.
 	Check func(t Test, v *FlagValues) error
-	// Refused is why rdmactl does not take an option perftest takes:
-	// rdmactl says so in one line rather than run without it.
-	Refused string
-	// TakesArg says whether a refused option takes a value.
-	TakesArg bool
 	// Extra marks rdmactl's own options, which perftest does not have.
 	Extra bool
 }
@@ -277,7 +269,7 @@ var Flags = []Flag{
 		Check: func(Test, *FlagValues) error {
 			return refuse("--dont_xchg_versions", "", "Current implementation is not compatible with versions older than 5.70")
 		}},
-	{Long: "use-srq", Refused: "rdmactl uses no shared receive queue"},
+	{Long: "use-srq", Usage: "send tests: the receiving QPs (send_bw's server, both sides of send_lat) share one receive queue of -r receives", Value: func(v *FlagValues) any { return &v.SRQ }},
 }
 
 // Perftest's bounds of the options above.
@@ -333,17 +325,8 @@ func checkConn(t Test, c string) error {
 	return nil
 }
 
-// ValueIn is what the option sets in v; a refused option sets scratch
-// space of its kind.
-func (f Flag) ValueIn(v *FlagValues) any {
-	if f.Value != nil {
-		return f.Value(v)
-	}
-	if f.TakesArg {
-		return &v.refusedArg
-	}
-	return &v.refusedBool
-}
+// ValueIn is what the option sets in v.
+func (f Flag) ValueIn(v *FlagValues) any { return f.Value(v) }
 
 // NewFlagValues are the values before parsing: perftest's defaults.
 func NewFlagValues() *FlagValues {
@@ -369,9 +352,6 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 			if err := f.Check(t, v); err != nil {
 				return o, err
 			}
-		}
-		if f.Refused != "" {
-			return o, fmt.Errorf("--%s: %s", f.Long, f.Refused)
 		}
 	}
 	for long, flag := range map[string]string{"size": "-s", "iters": "-n", "tx-depth": "-t", "qp": "-q", "rx-depth": "-r"} {

@@ -43,8 +43,8 @@ func checkAESXTS(v *FlagValues, r Resolved) error {
 	return errors.New("--aes_xts: rdmactl has no encryption")
 }
 
-// checkHostOptions refuses what perftest's parser refuses of -O and
-// --odp.
+// checkHostOptions refuses what perftest's parser refuses of -O, --odp
+// and --use-srq.
 func (r Resolved) checkHostOptions(t Test) error {
 	switch {
 	case r.DualPort && t.Latency():
@@ -53,6 +53,10 @@ func (r Resolved) checkHostOptions(t Test) error {
 		return refuse("--odp", "", "ODP does not support ATOMICS for now")
 	case r.ODP && r.Conn == rdma.QPTypeUC:
 		return refuse("--odp", "", "ODP does not support UC")
+	case r.SRQ && !t.IsSend():
+		return refuse("--use-srq", "", "Using SRQ only avavilible in SEND tests.") // sic
+	case r.SRQ && r.QPs > r.RxDepth:
+		return refuse("--use-srq", "", "Using SRQ depth should be greater than number of QPs.")
 	}
 	return nil
 }

@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TestHostOptionRefusals: --aes_xts, --dont_xchg_versions, -O and --odp
+// TestHostOptionRefusals: --aes_xts, --dont_xchg_versions, -O, --odp and
+// --use-srq
 // are refused where perftest's parser refuses them, in its words; past
 // them rdmactl says what it does not do.
 func TestHostOptionRefusals(t *testing.T) {
@@ -40,6 +41,8 @@ func TestHostOptionRefusals(t *testing.T) {
 		{WriteLat, map[string]string{"dualport": ""}, "Dual-port mode only supports BW tests.", true},
 		{AtomicBW, map[string]string{"odp": ""}, "ODP does not support ATOMICS for now", true},
 		{WriteBW, map[string]string{"odp": "", "connection": "UC"}, "ODP does not support UC", true},
+		{WriteBW, map[string]string{"use-srq": ""}, "Using SRQ only avavilible in SEND tests.", true},
+		{SendBW, map[string]string{"use-srq": "", "qp": "4", "rx-depth": "2"}, "Using SRQ depth should be greater than number of QPs.", true},
 	} {
 		_, err := resolveFlags(t, c.test, c.args)
 		var refusal *Refusal

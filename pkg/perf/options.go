@@ -111,6 +111,9 @@ type Options struct {
 	// without a second port or on-demand paging, and rdmactl refuses on
 	// the others.
 	DualPort, ODP bool
+	// SRQ is --use-srq: where perftest makes one (send_lat, send_bw's
+	// server), the QPs share a receive queue.
+	SRQ bool
 	// MRPerQP is --mr_per_qp: each QP's share of the buffer is a memory
 	// region of its own, with its own keys.
 	MRPerQP bool
@@ -564,7 +567,18 @@ func mtuBytes(e int) int { return 128 << e }
 // before the messages come: -r, in whole --recv_post_list lists, as
 // perftest's (ctx->rposted).
 func (r Resolved) recvsPosted() int {
-	return r.RxDepth / r.RecvPostList * r.RecvPostList
+	perQP := r.RxDepth / r.RecvPostList
+	if r.sharesRecvQueue() {
+		perQP /= r.QPs // the queue holds -r in all
+	}
+	return perQP * r.RecvPostList
+}
+
+// sharesRecvQueue says whether this side's QPs share a receive queue:
+// with --use-srq (send tests only), where perftest makes one: on both
+// sides of send_lat, on send_bw's server.
+func (r Resolved) sharesRecvQueue() bool {
+	return r.SRQ && (r.Test.Latency() || !r.active())
 }
 
 // active says whether this side runs the test's client part (perftest's

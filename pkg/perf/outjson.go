@@ -47,7 +47,7 @@ func outJSONInfo(h HeaderInfo) string {
 	if conn == 0 {
 		conn = rdma.QPTypeRC
 	}
-	fmt.Fprintf(&b, "Connection_type: %s,\nUsing_SRQ: OFF,\n", conn)
+	fmt.Fprintf(&b, "Connection_type: %s,\nUsing_SRQ: %s,\n", conn, onOff(h.SRQ))
 	fmt.Fprintf(&b, "PCIe_relax_order: %s,\n", relaxedOrdering(h.Test))
 	b.WriteString("ibv_wr_API: OFF,\n")
 	if h.Client || h.Duplex {

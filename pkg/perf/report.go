@@ -47,6 +47,7 @@ type HeaderInfo struct {
 	PostList   int    // -l
 	// RecvPostList is --recv_post_list.
 	RecvPostList int
+	SRQ          bool // --use-srq
 }
 
 // WriteHeader prints the test information block (ctx_print_test_info).
@@ -77,7 +78,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	if conn == 0 {
 		conn = rdma.QPTypeRC
 	}
-	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : OFF\n", conn)
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", conn, onOff(h.SRQ))
 	fmt.Fprintf(&b, " PCIe relax order: %s\n", relaxedOrdering(h.Test))
 	b.WriteString(" ibv_wr* API     : OFF\n")
 	if h.Client || h.Duplex {
@@ -118,6 +119,14 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	}
 	b.WriteString(resultLine)
 	io.WriteString(w, b.String())
+}
+
+// onOff is a flag in perftest's words.
+func onOff(on bool) string {
+	if on {
+		return "ON"
+	}
+	return "OFF"
 }
 
 // relaxedOrdering is PCIe relaxed ordering as perftest reports it:

@@ -344,7 +344,7 @@ func (s *session) prepare() error {
 	events := s.r.Test.Latency() && !s.r.BusyPoll
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
-		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP, HugePages: s.r.HugePages, MmapFile: s.r.MmapFile, MmapOffset: s.r.MmapOffset,
+		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP, SRQ: s.r.sharesRecvQueue(), HugePages: s.r.HugePages, MmapFile: s.r.MmapFile, MmapOffset: s.r.MmapOffset,
 	})
 	if err != nil {
 		if errors.Is(err, rdma.ErrPerfBuffer) {
@@ -390,7 +390,7 @@ func (s *session) prepare() error {
 		TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, CQMod: s.r.CQMod, MTUBytes: mtuBytes(s.mtu),
 		Ethernet: s.port.Ethernet, GIDIndex: s.gidIdx, OutReads: outReads, RDMACM: s.r.RDMACM, CommRDMACM: s.r.CommRDMACM, Events: s.r.Events,
 		Atomic: s.r.AtomicType, PostList: s.r.PostList, RecvPostList: s.r.RecvPostList, Inline: s.r.InlineSize, TOS: s.r.TOS,
-		Duplex: s.r.Bidirectional,
+		Duplex: s.r.Bidirectional, SRQ: s.r.SRQ,
 	}
 	WriteHeader(s.out, s.header)
 	return nil

@@ -51,6 +51,10 @@ type PerfConfig struct {
 	HugePages  bool
 	MmapFile   string
 	MmapOffset int64
+	// SRQ gives the QPs one shared receive queue of RxDepth receives
+	// (perftest --use-srq): PostRecvs and the receiving loops post there,
+	// each receive still naming the QP whose share of the buffer it uses.
+	SRQ bool
 	// MRPerQP registers each QP's share of the buffer (BufSize/QPs bytes,
 	// in QP order) as a memory region of its own, with its own keys
 	// (perftest --mr_per_qp); otherwise one region covers it all.
@@ -91,8 +95,9 @@ type PerfEndpoint interface {
 	// PerfConfig.MaxInline, or less where the device holds less.
 	MaxInline() int
 	PostSend(wr SendWR) error
-	// PostRecvs posts n receives of sge on QP qp, several per call; their
-	// work request ID is qp, so that a receive's completion names its QP.
+	// PostRecvs posts n receives of sge on QP qp (on the shared receive
+	// queue with PerfConfig.SRQ), several per call; their work request ID
+	// is qp, so that a receive's completion names its QP.
 	PostRecvs(qp, n int, sge SGE) error
 	// Stream is a bandwidth test's active side in one call: see Stream.
 	Stream(s Stream) (StreamResult, error)

@@ -164,6 +164,8 @@ type QPRecord struct {
 	Type rdma.QPType
 	// CM: rdma_cm made the QP (rdma_create_qp) and readied it.
 	CM bool
+	// SRQ: the QP takes its receives from a shared receive queue.
+	SRQ bool
 	// Readied: the QP reached RTS, with these attributes (a QP the CM
 	// readied has the ones rdma_cm computed).
 	Readied bool
@@ -178,7 +180,7 @@ func (f *Fabric) QPRecords() []QPRecord {
 	defer f.mu.Unlock()
 	out := make([]QPRecord, len(f.made))
 	for i, q := range f.made {
-		out[i] = QPRecord{Num: q.num, Type: q.typ, CM: q.byCM, Readied: q.readied, RTR: q.rtr, RTS: q.rts}
+		out[i] = QPRecord{Num: q.num, Type: q.typ, CM: q.byCM, SRQ: q.srq != nil, Readied: q.readied, RTR: q.rtr, RTS: q.rts}
 	}
 	return out
 }

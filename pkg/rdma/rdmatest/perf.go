@@ -35,6 +35,7 @@ type perfEndpoint struct {
 	pd         *pd
 	mr         *MR   // the whole buffer
 	shares     []*MR // with PerfConfig.MRPerQP, the regions of the QPs' shares
+	srq        *SRQ  // with PerfConfig.SRQ, where the receives go
 	send, recv *CQ
 	qps        []*QP
 	ahs        []rdma.AH // a UD QP's peer
@@ -104,8 +105,15 @@ func (e *perfEndpoint) make(ctx rdma.Context, c rdma.PerfConfig, typ rdma.QPType
 		*cq = q.(*CQ)
 	}
 	qcap := rdma.QPCap{MaxSendWR: uint32(c.TxDepth), MaxRecvWR: uint32(max(c.RxDepth, 1)), MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: uint32(e.maxInline)}
+	var srq rdma.SRQ
+	if c.SRQ {
+		if srq, err = e.pd.CreateSRQ(rdma.SRQAttr{MaxWR: uint32(max(c.RxDepth, 1)), MaxSGE: 1}); err != nil {
+			return err
+		}
+		e.srq = srq.(*SRQ)
+	}
 	for range n {
-		qp, err := e.pd.CreateQP(rdma.QPInitAttr{Type: typ, SendCQ: e.send, RecvCQ: e.recv, Cap: qcap})
+		qp, err := e.pd.CreateQP(rdma.QPInitAttr{Type: typ, SendCQ: e.send, RecvCQ: e.recv, SRQ: srq, Cap: qcap})
 		if err != nil {
 			return err
 		}
@@ -207,7 +215,13 @@ func (e *perfEndpoint) PostRecvs(qp, n int, sge rdma.SGE) error {
 	e.f.recvBatches = append(e.f.recvBatches, n)
 	e.f.mu.Unlock()
 	for range n {
-		if err := e.qps[qp].PostRecv(uint64(qp), sge); err != nil {
+		var err error
+		if e.srq != nil {
+			err = e.srq.PostRecv(uint64(qp), sge)
+		} else {
+			err = e.qps[qp].PostRecv(uint64(qp), sge)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -518,6 +532,9 @@ func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield
 func (e *perfEndpoint) Close() error {
 	for _, q := range e.qps {
 		q.Close()
+	}
+	if e.srq != nil {
+		e.srq.Close()
 	}
 	for _, cq := range []*CQ{e.send, e.recv} {
 		if cq != nil {
