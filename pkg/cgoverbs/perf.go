@@ -133,8 +133,8 @@ func (e *perfEndpoint) QPN(i int) uint32 {
 	}
 	return e.qps[i].Num()
 }
-func (e *perfEndpoint) Buffer() []byte { return e.buf.Bytes() }
-func (e *perfEndpoint) Addr() uint64   { return e.buf.Addr() }
+func (e *perfEndpoint) Buffer() []byte     { return e.buf.Bytes() }
+func (e *perfEndpoint) Addr() uint64       { return e.buf.Addr() }
 func (e *perfEndpoint) LKey(qp int) uint32 { return e.mrOf(qp).LKey() }
 func (e *perfEndpoint) RKey(qp int) uint32 { return e.mrOf(qp).RKey() }
 

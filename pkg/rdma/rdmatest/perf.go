@@ -128,9 +128,9 @@ func (e *perfEndpoint) make(ctx rdma.Context, c rdma.PerfConfig, typ rdma.QPType
 	return nil
 }
 
-func (e *perfEndpoint) QPN(qp int) uint32 { return e.qps[qp].num }
-func (e *perfEndpoint) Buffer() []byte    { return e.mr.buf }
-func (e *perfEndpoint) Addr() uint64      { return e.mr.addr }
+func (e *perfEndpoint) QPN(qp int) uint32  { return e.qps[qp].num }
+func (e *perfEndpoint) Buffer() []byte     { return e.mr.buf }
+func (e *perfEndpoint) Addr() uint64       { return e.mr.addr }
 func (e *perfEndpoint) LKey(qp int) uint32 { return e.mrOf(qp).key }
 func (e *perfEndpoint) RKey(qp int) uint32 { return e.mrOf(qp).key }
 
@@ -141,7 +141,7 @@ func (e *perfEndpoint) mrOf(qp int) *MR {
 	}
 	return e.shares[qp]
 }
-func (e *perfEndpoint) MaxInline() int    { return e.maxInline }
+func (e *perfEndpoint) MaxInline() int { return e.maxInline }
 
 // SendCQ and RecvCQ sleep only with PerfConfig.Events, as a CQ without a
 // completion channel cannot.
