@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -49,15 +50,6 @@ const (
 	retryRNRWithoutEnd = 7
 )
 
-// The client's silence that ends its session is many times the slowest
-// gap between two of its completions, so that no pause within its run
-// ends it, and at least the floor, which covers what a few gaps do not
-// show: a client descheduled for a while, an RC retransmission.
-const (
-	silenceFloor = 2 * time.Second
-	silencePaces = 20
-)
-
 // Answered is what a responder answered: the client's messages, as many
 // as went back, and the largest's size.
 type Answered struct {
@@ -70,29 +62,11 @@ type exchanged struct {
 	received int // the client's messages
 	largest  int // bytes
 	sent     int // the responder's messages the client took
-	lastAt   time.Time
-	slowest  time.Duration
+	// quiet times the gaps between the session's completions
+	quiet *pollwait.Silence
 }
 
-func newExchanged() *exchanged { return &exchanged{lastAt: time.Now()} }
-
-// seen notes a completion at now.
-func (x *exchanged) seen(now time.Time) {
-	if x.received+x.sent > 0 {
-		x.slowest = max(x.slowest, now.Sub(x.lastAt))
-	}
-	x.lastAt = now
-}
-
-// silence is how long the client may say nothing before its session
-// ends; never beyond bound (not positive: none).
-func (x *exchanged) silence(bound time.Duration) time.Duration {
-	d := max(silenceFloor, silencePaces*x.slowest)
-	if bound > 0 {
-		d = min(d, bound)
-	}
-	return d
-}
+func newExchanged() *exchanged { return &exchanged{quiet: pollwait.NewSilence(time.Now())} }
 
 // ended is how a session that the client's silence of d ended went: done
 // once each of the client's messages had its counterpart.
@@ -109,14 +83,6 @@ func (x *exchanged) ended(tool string, d time.Duration) error {
 
 func (x *exchanged) answered() *Answered {
 	return &Answered{Messages: x.received, Bytes: x.largest}
-}
-
-// didNotFit says whether a receive failed as one the message did not
-// fit does: a local length error by the spec; rxe says a local QP
-// operation error when the copy overruns the receive, and a remote
-// invalid request when its length check does.
-func didNotFit(s rdma.WCStatus) bool {
-	return s == rdma.WCLocLenErr || s == rdma.WCLocQPOpErr || s == rdma.WCRemInvReqErr
 }
 
 // errTooLarge fails a ucmatose session whose client's reply was larger
@@ -247,7 +213,7 @@ func (t *nodeTest) answerUD(n *node) error {
 			if w.Status != rdma.WCSuccess {
 				return t.stoppedOr(cli.Failf("a completion failed: %s", w.Status))
 			}
-			x.seen(time.Now())
+			x.quiet.Mark(time.Now())
 			if w.Opcode != rdma.WCRecv {
 				x.sent++
 				continue
@@ -302,7 +268,7 @@ func (t *nodeTest) answerRC(n *node) error {
 				}
 				break
 			}
-			x.seen(time.Now())
+			x.quiet.Mark(time.Now())
 			// The client replies only once it has all it wants.
 			if x.sent++; x.received == 0 {
 				if err := send(); err != nil {
@@ -316,14 +282,14 @@ func (t *nodeTest) answerRC(n *node) error {
 		}
 		for _, w := range wc[:received] {
 			switch {
-			case didNotFit(w.Status):
+			case w.Status.DidNotFit():
 				return errTooLarge(w.Status)
 			case qpEnded && w.Status == rdma.WCWRFlushErr:
 				continue
 			case w.Status != rdma.WCSuccess:
 				return t.stoppedOr(cli.Failf("reply %d from the client failed: %s", x.received+1, w.Status))
 			}
-			x.seen(time.Now())
+			x.quiet.Mark(time.Now())
 			x.received++
 			x.largest = max(x.largest, int(w.ByteLen))
 			if err := n.qp.PostRecv(0, rdma.SGEOf(n.mr, MaxRCMessageSize)); err != nil {
@@ -334,7 +300,7 @@ func (t *nodeTest) answerRC(n *node) error {
 			return sendFailed
 		}
 		if qpEnded {
-			return t.stoppedOr(x.ended(t.toolName(), time.Since(x.lastAt)))
+			return t.stoppedOr(x.ended(t.toolName(), time.Since(x.quiet.Last())))
 		}
 		if done, err := t.quiet(x, sent+received); done || err != nil {
 			return err
@@ -360,7 +326,7 @@ func (t *nodeTest) quiet(x *exchanged, n int) (bool, error) {
 	if t.o.stopped() {
 		return true, errStopped
 	}
-	if d := x.silence(t.o.Timeout); time.Since(x.lastAt) >= d {
+	if d := x.quiet.Limit(t.o.Timeout); time.Since(x.quiet.Last()) >= d {
 		return true, x.ended(t.toolName(), d)
 	}
 	time.Sleep(responderPollGap)

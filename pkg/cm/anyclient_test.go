@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
@@ -58,11 +59,11 @@ func TestAnswerAnyCountAndSize(t *testing.T) {
 			}
 			// udaddy's client exits after its last reply; ucmatose's
 			// waits for the responder's disconnect.
-			if tc.tool == "udaddy" && (after < silenceFloor-100*time.Millisecond || after > silenceFloor+2*time.Second) {
-				t.Errorf("the responder ended %v after the client, want about %v", after, silenceFloor)
+			if tc.tool == "udaddy" && (after < pollwait.SilenceFloor-100*time.Millisecond || after > pollwait.SilenceFloor+2*time.Second) {
+				t.Errorf("the responder ended %v after the client, want about %v", after, pollwait.SilenceFloor)
 			}
-			if tc.tool == "ucmatose" && (took < silenceFloor || took > silenceFloor+3*time.Second) {
-				t.Errorf("the session took %v, want the silence's floor (%v) and a little", took, silenceFloor)
+			if tc.tool == "ucmatose" && (took < pollwait.SilenceFloor || took > pollwait.SilenceFloor+3*time.Second) {
+				t.Errorf("the session took %v, want the silence's floor (%v) and a little", took, pollwait.SilenceFloor)
 			}
 			if tc.tool == "ucmatose" && !retriesRNRWithoutEnd(f) {
 				t.Errorf("the responder's QP does not retry RNR NAKs without end: %+v", f.QPRecords())

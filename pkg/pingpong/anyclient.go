@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -19,44 +20,24 @@ import (
 // bytes, so that a session's registered memory stays bounded.
 const MaxAnswerSize = 1 << 20
 
-// The client's silence that ends its session is many times the slowest
-// round trip seen, so that no pause between two of its messages ends it,
-// and at least the floor, which covers what a few round trips do not
-// show: a client descheduled for a while, an RC retransmission.
-const (
-	silenceFloor = 2 * time.Second
-	silencePaces = 20
-)
-
 // answered is what a responder has answered so far.
 type answered struct {
 	messages int
 	largest  int // bytes
 	lastSize int
-	lastAt   time.Time
-	// slowest is the longest time from one message to the next: a
-	// round trip of the client's.
-	slowest time.Duration
+	// quiet times the gaps between the client's messages: its round
+	// trips.
+	quiet *pollwait.Silence
 }
+
+func newAnswered() *answered { return &answered{quiet: pollwait.NewSilence(time.Now())} }
 
 // received counts a message of size bytes that arrived at now.
 func (a *answered) received(size int, now time.Time) {
-	if a.messages > 0 {
-		a.slowest = max(a.slowest, now.Sub(a.lastAt))
-	}
+	a.quiet.Mark(now)
 	a.messages++
 	a.largest = max(a.largest, size)
-	a.lastSize, a.lastAt = size, now
-}
-
-// silence is how long the client may say nothing before its session
-// ends; never beyond bound (negative: none).
-func (a *answered) silence(bound time.Duration) time.Duration {
-	d := max(silenceFloor, silencePaces*a.slowest)
-	if bound >= 0 {
-		d = min(d, bound)
-	}
-	return d
+	a.lastSize = size
 }
 
 // ended is how a session that the client's silence of d ended went: done
@@ -69,16 +50,6 @@ func (a *answered) ended(sends int, d time.Duration) error {
 		return cli.Failf("the answer to message %d of %d bytes was not acknowledged within %v", a.messages, a.lastSize, d)
 	}
 	return nil
-}
-
-// didNotFit says whether a receive failed as one the message did not
-// fit does: a local length error by the spec; rxe says a local QP
-// operation error when the copy overruns the receive, and a remote
-// invalid request when its length check does. The receives are well
-// formed and the client sends nothing but sends, so nothing else fails
-// them.
-func didNotFit(s rdma.WCStatus) bool {
-	return s == rdma.WCLocLenErr || s == rdma.WCLocQPOpErr || s == rdma.WCRemInvReqErr
 }
 
 // tooLarge is the failure of a receive that the message did not fit.

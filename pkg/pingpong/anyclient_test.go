@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma/rdmatest"
 )
 
@@ -73,8 +74,8 @@ func TestAnswerAnySizeAndCount(t *testing.T) {
 			if !doc.OK || doc.Iters != c.iters || doc.Size != c.size || doc.Bytes != int64(2*c.size*c.iters) || doc.Role != "server" {
 				t.Errorf("responder: %+v (error %+v)", doc, doc.Error)
 			}
-			if silence < silenceFloor-100*time.Millisecond || silence > silenceFloor+2*time.Second {
-				t.Errorf("the responder ended %v after the client, want about %v", silence, silenceFloor)
+			if silence < pollwait.SilenceFloor-100*time.Millisecond || silence > pollwait.SilenceFloor+2*time.Second {
+				t.Errorf("the responder ended %v after the client, want about %v", silence, pollwait.SilenceFloor)
 			}
 		})
 	}
@@ -119,28 +120,10 @@ func TestAnswerAClientThatSendsNothing(t *testing.T) {
 	}
 	begin := time.Now()
 	doc := <-answered
-	if took := time.Since(begin); took < silenceFloor-100*time.Millisecond || took > silenceFloor+2*time.Second {
-		t.Errorf("the responder ended after %v, want about %v", took, silenceFloor)
+	if took := time.Since(begin); took < pollwait.SilenceFloor-100*time.Millisecond || took > pollwait.SilenceFloor+2*time.Second {
+		t.Errorf("the responder ended after %v, want about %v", took, pollwait.SilenceFloor)
 	}
 	if doc.OK || doc.Error == nil || doc.Error.Message != "the client connected its QP but sent nothing for 2s" {
 		t.Errorf("responder: %+v (error %+v)", doc, doc.Error)
-	}
-}
-
-// The silence that ends a session follows the client's pace, above its
-// floor and within --timeout.
-func TestAnsweredSilence(t *testing.T) {
-	var a answered
-	start := time.Now()
-	a.received(100, start)
-	if d := a.silence(-1); d != silenceFloor {
-		t.Errorf("after one message: %v", d)
-	}
-	a.received(100, start.Add(300*time.Millisecond))
-	if d := a.silence(-1); d != 6*time.Second {
-		t.Errorf("after a round trip of 300ms: %v", d)
-	}
-	if d := a.silence(4 * time.Second); d != 4*time.Second {
-		t.Errorf("within a --timeout of 4s: %v", d)
 	}
 }

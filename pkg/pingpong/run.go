@@ -669,7 +669,7 @@ func (r *run) pingpong(ctx context.Context) error {
 	rcnt, scnt := 0, 0
 	of := fmt.Sprintf(" of %d", o.Iters)
 	if o.AnySizeAndCount {
-		r.answered = &answered{}
+		r.answered = newAnswered()
 		of = ""
 	}
 	stopped := func() error {
@@ -699,7 +699,7 @@ func (r *run) pingpong(ctx context.Context) error {
 			break
 		}
 		for _, wc := range wcs[:ne] {
-			if o.AnySizeAndCount && wc.WRID == recvWRID && didNotFit(wc.Status) {
+			if o.AnySizeAndCount && wc.WRID == recvWRID && wc.Status.DidNotFit() {
 				return tooLarge(wc.Status)
 			}
 			if wc.Status != rdma.WCSuccess {
@@ -766,7 +766,7 @@ func (r *run) pingpong(ctx context.Context) error {
 	res.elapsed = time.Since(start)
 	if a := r.answered; a != nil {
 		// Not the silence that ended it.
-		res.elapsed = a.lastAt.Sub(start)
+		res.elapsed = a.quiet.Last().Sub(start)
 	}
 	res.cpu = latency.ProcessCPU().Sub(cpu0)
 	// gettimeofday's microseconds, summed as the tools do into a float.
@@ -781,7 +781,7 @@ func (r *run) pingpong(ctx context.Context) error {
 // server's session.
 func (r *run) waitBound() time.Duration {
 	if a := r.answered; a != nil {
-		return a.silence(r.o.wait())
+		return a.quiet.Limit(r.o.wait())
 	}
 	return r.o.wait()
 }

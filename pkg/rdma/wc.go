@@ -83,3 +83,13 @@ type WC struct {
 	HasImm    bool
 	QPNum     uint32 // the local QP the work was on
 }
+
+// DidNotFit says whether a receive failed as one that a message did not
+// fit does: a local length error by the spec; rxe says a local QP
+// operation error when the copy overruns the receive, and a remote
+// invalid request when its length check does. Only where the receives
+// are well formed and the peer sends nothing but sends is that all it
+// can mean.
+func (s WCStatus) DidNotFit() bool {
+	return s == WCLocLenErr || s == WCLocQPOpErr || s == WCRemInvReqErr
+}
