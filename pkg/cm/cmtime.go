@@ -304,14 +304,18 @@ func (c *cmtime) client() int {
 	}
 	c.out.printf("creating qp\n")
 	qps := make([]rdma.QP, len(c.ids))
-	cap := rdma.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}
-	c.each(stepCreateQP, "failure creating qp", func(i int) error {
-		dg, ok := c.ids[i].(rdma.DatagramID)
-		if !ok {
-			return &rdma.Error{Op: "rdma_create_qp", Errno: syscall.ENOSYS}
+	var verbs cmtimeVerbs
+	defer func() {
+		for _, qp := range qps {
+			if qp != nil {
+				qp.Close()
+			}
 		}
+		verbs.close()
+	}()
+	c.each(stepCreateQP, "failure creating qp", func(i int) error {
 		var err error
-		qps[i], err = dg.CreateTypedQP(nil, nil, nil, cap, rdma.QPTypeRC, false)
+		qps[i], err = verbs.createQP(c.ids[i])
 		return err
 	}, false)
 	c.out.printf("connecting\n")
@@ -329,11 +333,6 @@ func (c *cmtime) client() int {
 		}
 		return nil
 	}, true)
-	for _, qp := range qps {
-		if qp != nil {
-			qp.Close()
-		}
-	}
 	if c.timed {
 		return 1
 	}
@@ -367,7 +366,8 @@ func (c *cmtime) server() int {
 		return -1
 	}
 	qps := map[rdma.CMID]rdma.QP{}
-	cap := rdma.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}
+	var verbs cmtimeVerbs
+	defer verbs.close()
 	wait := time.Duration(-1)
 	if c.o.Timeout > 0 {
 		wait = c.o.Timeout
@@ -384,12 +384,7 @@ func (c *cmtime) server() int {
 		}
 		switch ev.Type {
 		case rdma.CMEventConnectRequest:
-			dg, ok := ev.ID.(rdma.DatagramID)
-			var qp rdma.QP
-			var cerr error = &rdma.Error{Op: "rdma_create_qp", Errno: syscall.ENOSYS}
-			if ok {
-				qp, cerr = dg.CreateTypedQP(nil, nil, nil, cap, rdma.QPTypeRC, false)
-			}
+			qp, cerr := verbs.createQP(ev.ID)
 			if cerr != nil {
 				c.out.perror("failure creating qp", cerr)
 			} else if cerr = ev.ID.Accept(nil); cerr != nil {
@@ -398,7 +393,7 @@ func (c *cmtime) server() int {
 			}
 			if cerr != nil {
 				c.out.printf("failing connection request\n")
-				if ok {
+				if dg, ok := ev.ID.(rdma.DatagramID); ok {
 					dg.Reject()
 				}
 				ev.ID.Close()

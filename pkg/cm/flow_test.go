@@ -243,6 +243,25 @@ func TestCmtimeTimesEachStep(t *testing.T) {
 	}
 }
 
+// cmtime's QPs share the CQs made for the first one on each side, as
+// every rdma_create_qp of the C tool gets the first QP's CQs back.
+func TestCmtimeQPsShareTheFirstQPsCQs(t *testing.T) {
+	f, _, _ := newFabric()
+	srv := options(f, "cmtime", func(o *Options) { o.Timeout = 200 * time.Millisecond })
+	cl := options(f, "cmtime", func(o *Options) { o.Server, o.Connections = "10.9.0.1", 4 })
+	if _, c := pair(t, f, srv, cl, 7471); c.code != 0 {
+		t.Fatalf("client %+v", c)
+	}
+	qps := f.QPRecords()
+	cqs := map[*rdmatest.CQ]bool{}
+	for _, q := range qps {
+		cqs[q.SendCQ], cqs[q.RecvCQ] = true, true
+	}
+	if len(qps) != 8 || len(cqs) != 4 {
+		t.Errorf("%d QPs on %d CQs, want 8 QPs on 4 (a send and a receive CQ on each side)", len(qps), len(cqs))
+	}
+}
+
 func TestCmtimeReportsRejectedConnections(t *testing.T) {
 	f, _, _ := newFabric()
 	r := run(options(f, "cmtime", func(o *Options) { o.Server, o.Connections = "10.9.0.1", 2 }))

@@ -171,6 +171,8 @@ type QPRecord struct {
 	Readied bool
 	RTR     rdma.RTRAttr
 	RTS     rdma.RTSAttr
+	// SendCQ and RecvCQ are the QP's CQs, to tell shared ones apart.
+	SendCQ, RecvCQ *CQ
 }
 
 // QPRecords are the records of every QP made on the fabric, closed ones
@@ -180,7 +182,8 @@ func (f *Fabric) QPRecords() []QPRecord {
 	defer f.mu.Unlock()
 	out := make([]QPRecord, len(f.made))
 	for i, q := range f.made {
-		out[i] = QPRecord{Num: q.num, Type: q.typ, CM: q.byCM, SRQ: q.srq != nil, Readied: q.readied, RTR: q.rtr, RTS: q.rts}
+		out[i] = QPRecord{Num: q.num, Type: q.typ, CM: q.byCM, SRQ: q.srq != nil, Readied: q.readied, RTR: q.rtr, RTS: q.rts,
+			SendCQ: q.send, RecvCQ: q.recv}
 	}
 	return out
 }
