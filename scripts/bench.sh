@@ -24,12 +24,14 @@
 #         1 and after BENCH_CLIENTS clients (in the last boot only)
 #   floor ib_send_lat's typical latency on the same device (if installed)
 #   pingpong (not in the default parts) ibv_rc_pingpong<->ibv_rc_pingpong
-#         against rdmactl pingpong rc<->rdmactl, polling and -e (events), at
+#         against rdmactl pingpong rc<->rdmactl (and BENCH_BEFORE's), polling
+#         and -e (events), at
 #         the default 4096 bytes, BENCH_COUNT iterations: the client's
 #         usec/iter and CPU (user+sys of both sides), best of ROUNDS
 #         alternating rounds
 #   cm    (not in the default parts) connection set-up as cmtime measures
-#         it: cmtime -s against rdmactl cm cmtime -s, both against a C cmtime
+#         it: cmtime -s against rdmactl cm cmtime -s (and BENCH_BEFORE's),
+#         all against a C cmtime
 #         server, BENCH_CM_CONNS connections (default 100): the sum of the
 #         steps' us/conn and each step's, best of ROUNDS alternating rounds
 #   perf  (not in the default parts) perftest<->perftest against rdmactl
@@ -240,11 +242,11 @@ guest() {
 	fi
 
 	if [[ $parts == *" pingpong "* ]]; then
-		pingpong_part "$ours"
+		pingpong_part "$ours" "$before"
 	fi
 
 	if [[ $parts == *" cm "* ]]; then
-		cm_part "$ours"
+		cm_part "$ours" "$before"
 	fi
 
 	if [[ $parts != *" floor "* ]]; then
@@ -389,7 +391,7 @@ pingpong_pair() {
 # pingpong_part: usec/iter of ibv_rc_pingpong against rdmactl pingpong rc,
 # polling and with -e, alternating, in this boot.
 pingpong_part() {
-	local ours=$1 gid r v name s c out us cpu mode
+	local ours=$1 before=$2 gid r v name s c out us cpu mode
 	if ! command -v ibv_rc_pingpong >/dev/null; then
 		echo "pingpong     ibv_rc_pingpong not installed (apt-get install ibverbs-utils)"
 		return
@@ -401,6 +403,7 @@ pingpong_part() {
 		local extra=()
 		[ "$mode" = events ] && extra=(-e)
 		local variants=("ibv_rc_pingpong|$rc|$rc" "rdmactl|$ours pingpong rc|$ours pingpong rc")
+		[ -n "$before" ] && variants+=("rdmactl before|$before pingpong rc|$before pingpong rc")
 		declare -A best=() bcpu=() all=()
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
@@ -424,7 +427,7 @@ pingpong_part() {
 # cm_part: cmtime's per-connection set-up, the C client against rdmactl cm
 # cmtime, alternating, both against one C cmtime server in this boot.
 cm_part() {
-	local ours=$1 conns=${BENCH_CM_CONNS:-100} r v name c out total
+	local ours=$1 before=$2 conns=${BENCH_CM_CONNS:-100} r v name c out total
 	if ! command -v cmtime >/dev/null; then
 		echo "cm           cmtime not installed (apt-get install rdmacm-utils)"
 		return
@@ -436,6 +439,7 @@ cm_part() {
 	local spid=$!
 	wait_listen $port $spid || { echo "bench: cmtime did not listen" >&2; return 1; }
 	local variants=("cmtime|$ct" "rdmactl|$ours cm cmtime")
+	[ -n "$before" ] && variants+=("rdmactl before|$before cm cmtime")
 	declare -A best=() all=() steps=()
 	for r in $(seq "$rounds"); do
 		for v in "${variants[@]}"; do

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/rdmactl/rdmactl/pkg/cgoverbs"
 	"github.com/rdmactl/rdmactl/pkg/cli"
@@ -14,11 +15,24 @@ import (
 )
 
 func main() {
+	keepAnIdleP()
 	f := &cli.Factory{IO: cli.System(), Version: buildVersion(),
 		RDMA: func() rdma.Stack { return cgoverbs.Stack{} },
 		Host: host.System, Interrupted: cli.NotifyInterrupt,
 	}
 	os.Exit(run(f, os.Args[1:]))
+}
+
+// keepAnIdleP gives the scheduler a second P on a one-CPU machine. Every
+// verbs and rdma_cm call is a cgo call, and while one lasts longer than
+// sysmon's tick the runtime hands a lone P over to a fresh spinning
+// thread: on one CPU that costs context switches on every such call. With
+// an idle P to spare, sysmon leaves short calls alone. A GOMAXPROCS the
+// user set is kept.
+func keepAnIdleP() {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
 }
 
 // run executes one command line and returns the exit code. Whether JSON

@@ -163,7 +163,11 @@ func (g *pinger) wait(cq rdma.CQ, pol *pollwait.Policy, timeout time.Duration) e
 	var err error
 	switch {
 	case budget == pollwait.Forever:
-		n, err = busyPoll(cq, g.wc[:], timeout)
+		var expired bool
+		n, expired, err = pollwait.PollUntil(timeout, func() (int, error) { return cq.Poll(g.wc[:]) })
+		if expired {
+			err = syscall.ETIMEDOUT
+		}
 		if err == nil {
 			pol.Observe(time.Since(start), time.Since(start), true)
 		}
@@ -185,23 +189,6 @@ func (g *pinger) wait(cq rdma.CQ, pol *pollwait.Policy, timeout time.Duration) e
 
 // busyPoll spins on cq until a completion comes or timeout passes; the
 // clock is read only every few thousand polls.
-func busyPoll(cq rdma.CQ, wc []rdma.WC, timeout time.Duration) (int, error) {
-	var deadline time.Time
-	for spins := 0; ; spins++ {
-		if n, err := cq.Poll(wc); n != 0 || err != nil {
-			return n, err
-		}
-		if spins&0xfff == 0xfff {
-			switch {
-			case deadline.IsZero():
-				deadline = time.Now().Add(timeout)
-			case time.Now().After(deadline):
-				return 0, syscall.ETIMEDOUT
-			}
-		}
-	}
-}
-
 func (g *pinger) status(n int, err error) error {
 	if err != nil {
 		return err
