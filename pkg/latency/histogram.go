@@ -123,3 +123,27 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	}
 	return h.max
 }
+
+// Bucket is one bucket of a histogram that holds samples: the durations
+// from Low to High, both included, and how many fell in it.
+type Bucket struct {
+	Low, High time.Duration
+	Count     uint64
+}
+
+// Buckets are the buckets that hold samples, shortest durations first.
+// The last bucket, open-ended, ends at Max.
+func (h *Histogram) Buckets() []Bucket {
+	var out []Bucket
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		high := time.Duration(min(bucketHigh(i), uint64(math.MaxInt64)))
+		if i == numBuckets-1 {
+			high = h.max
+		}
+		out = append(out, Bucket{Low: time.Duration(bucketLow(i)), High: high, Count: c})
+	}
+	return out
+}

@@ -72,3 +72,14 @@ func TestMemoryIsBounded(t *testing.T) {
 		t.Fatalf("Record allocates %v times", n)
 	}
 }
+
+func TestBucketsHoldTheSamples(t *testing.T) {
+	h := New()
+	for _, d := range []time.Duration{3, 3, 5000, 5010, 5100, time.Hour} {
+		h.Record(d)
+	}
+	want := []Bucket{{3, 3, 2}, {4992, 5055, 2}, {5056, 5119, 1}, {time.Duration(bucketLow(numBuckets - 1)), time.Hour, 1}}
+	if got := h.Buckets(); !slices.Equal(got, want) {
+		t.Errorf("buckets %v, want %v", got, want)
+	}
+}
