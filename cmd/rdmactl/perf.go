@@ -39,10 +39,13 @@ refused in one line.
 -x auto picks the RoCE v2 GID of the address the TCP connection uses.
 Latency tests sleep on a completion channel between messages by default
 (fair to small VMs, as perftest -e); --busy-poll spins as perftest does.
---json prints every number plus the CPU time per iteration.`,
+--json prints every number plus the CPU time per iteration. --plot FILE.svg
+draws the result: bandwidth and message rate per size, or the latency
+samples' histogram with t_min, t_typical, t_avg and the 99th percentile.`,
 		Example: `  rdmactl perf write_bw -d rxe0 -x 1                 # server
   rdmactl perf write_bw -d rxe0 -x 1 10.9.0.1        # client
   rdmactl perf send_lat -d rxe0 -x auto --busy-poll 10.9.0.1
+  rdmactl perf write_bw -d rxe0 -x 1 -a --plot write_bw.svg 10.9.0.1
   ib_write_bw -d rxe0 -x 1 &  rdmactl perf write_bw -d rxe0 -x 1 127.0.0.1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if vals.Version {

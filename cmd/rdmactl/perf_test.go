@@ -113,3 +113,17 @@ func TestPerfRefusesLikePerftest(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfPlotFlag: --plot takes a FILE.svg; one it could not write is
+// a usage error (exit 2) naming --plot, before anything runs.
+func TestPerfPlotFlag(t *testing.T) {
+	file := t.TempDir() + "/bw.svg"
+	o, err := runPerfCmd(t, "write_bw", "-a", "--plot", file, "10.9.0.1")
+	if err != nil || o.PlotFile != file {
+		t.Fatalf("--plot %s: %v, %+v", file, err, o)
+	}
+	_, err = runPerfCmd(t, "write_bw", "--plot", "/no/such/dir/bw.svg", "10.9.0.1")
+	if want := "--plot /no/such/dir/bw.svg: there is no directory /no/such/dir: create it, or name a file in an existing one"; cli.ExitCode(err) != cli.ExitUsage || err.Error() != want {
+		t.Errorf("a missing directory: exit %d (%v), want 2 and %q", cli.ExitCode(err), err, want)
+	}
+}

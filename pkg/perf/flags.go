@@ -236,6 +236,7 @@ var Flags = []Flag{
 	{Long: "run_infinitely", Usage: "bandwidth tests: run until stopped (^C), a row every -D seconds (default 5); the server ends when the client leaves", Value: func(v *FlagValues) any { return &v.RunInfinitely }},
 	{Long: "cpu_util", Usage: "with -D: end each row with CPU_Util[%], the host's user time over its user and idle time in the sample window, from /proc/stat", Value: func(v *FlagValues) any { return &v.CPUUtil }},
 	{Long: "busy-poll", Extra: true, Usage: "latency tests spin on the completion queue, as perftest does", Value: func(v *FlagValues) any { return &v.BusyPoll }},
+	{Long: "plot", Extra: true, Usage: "at the end, draw this side's result to `FILE.svg`: bandwidth and message rate per size (a dot per row), or the latency samples' histogram (-a: t_min, t_typical, t_avg, 99% per size)", Value: func(v *FlagValues) any { return &v.PlotFile }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 
 	{Long: "rate_limit", Usage: "bandwidth tests: send at most this rate, in --rate_units; on RoCE perftest's default HW limiter falls back to its software one, and so does rdmactl's", Value: func(v *FlagValues) any { return &v.RateLimitText }},

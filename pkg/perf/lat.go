@@ -110,6 +110,9 @@ func (s *session) pingPong(size int) error {
 	}
 	rtt := s.r.Test.rttFactor()
 	rep := LatencyReport(uint64(size), posted, rtt)
+	if s.r.PlotFile != "" {
+		s.plotStamps = posted
+	}
 	// -C prints cycles (under perftest's [usec] headings, as it does);
 	// --json keeps microseconds.
 	shown, stamps, unit := rep, posted, usecUnit

@@ -121,6 +121,9 @@ type Options struct {
 	// OutJSONFile (--out_json_file) with perftest's key: value block.
 	OutJSON     bool
 	OutJSONFile string
+	// PlotFile is --plot: at the end of the run, this side's result
+	// drawn as an SVG chart (plot.go); "" draws none.
+	PlotFile string
 	// RateLimit is perftest's rate limiter (--rate_limit and its
 	// companions); nil limits nothing.
 	RateLimit *RateLimit
@@ -453,6 +456,11 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if err := r.checkHostOptions(o.Test); err != nil {
 		return r, err
+	}
+	if r.PlotFile != "" {
+		if err := r.checkPlot(); err != nil {
+			return r, err
+		}
 	}
 	if r.OutJSON && r.OutJSONFile == "" {
 		r.OutJSONFile = DefaultOutJSONFile

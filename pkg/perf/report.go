@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -350,11 +349,8 @@ func latencyReportIn(size uint64, posted []int64, rttFactor int, unit latUnit) L
 	if cnt < latTail+1 {
 		return r
 	}
-	delta := make([]int64, cnt)
-	for i := range delta {
-		delta[i] = posted[i+1] - posted[i]
-	}
-	sort.Slice(delta, func(a, b int) bool { return delta[a] < delta[b] })
+	delta := sampleGaps(posted)
+	slices.Sort(delta)
 	q := unit.perUnit * float64(rttFactor)
 	us := func(v int64) float64 { return float64(v) / q }
 	cnt -= latTail
@@ -396,10 +392,6 @@ func writeSamplesIn(w io.Writer, posted []int64, rttFactor int, unit latUnit, un
 	if len(posted) < latTail+2 {
 		return
 	}
-	delta := make([]int64, len(posted)-1)
-	for i := range delta {
-		delta[i] = posted[i+1] - posted[i]
-	}
 	q := unit.perUnit * float64(rttFactor)
 	var b strings.Builder
 	list := func(ds []int64) {
@@ -409,14 +401,35 @@ func writeSamplesIn(w io.Writer, posted []int64, rttFactor int, unit latUnit, un
 		}
 	}
 	if unsorted {
-		list(delta)
+		list(sampleGaps(posted))
 	}
-	slices.Sort(delta)
 	if histogram {
-		list(delta[:len(delta)-latTail])
+		list(histogramGaps(posted))
 	}
 	b.WriteString(resultLine + latHeader)
 	io.WriteString(w, b.String())
+}
+
+// sampleGaps are a latency run's samples before the round-trip factor
+// divides them: the gaps between consecutive posts, in the order measured.
+func sampleGaps(posted []int64) []int64 {
+	gaps := make([]int64, len(posted)-1)
+	for i := range gaps {
+		gaps[i] = posted[i+1] - posted[i]
+	}
+	return gaps
+}
+
+// histogramGaps are the samples -H prints (and --plot draws): sorted,
+// the latTail largest left out. A run of fewer than latTail+2 posts has
+// none.
+func histogramGaps(posted []int64) []int64 {
+	if len(posted) < latTail+2 {
+		return nil
+	}
+	gaps := sampleGaps(posted)
+	slices.Sort(gaps)
+	return gaps[:len(gaps)-latTail]
 }
 
 // WriteLatRow prints one latency result (REPORT_FMT_LAT).

@@ -63,6 +63,8 @@ type session struct {
 	cpu *cpuWindow
 	// -w and -y: a row reached the limit (counted)
 	bwLimitPassed, msgRateLimitPassed bool
+	// --plot: the last latency run's post times, for its histogram
+	plotStamps []int64
 }
 
 // Run runs one side of the test on o.Verbs. Output goes to o.IO's stdout
@@ -169,6 +171,9 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 		return nil, err
 	}
 	s.result.complete()
+	if err := s.writePlot(); err != nil {
+		return nil, err
+	}
 	if err := s.limitsMissed(); err != nil {
 		return nil, err
 	}
