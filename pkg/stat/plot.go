@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmactl/rdmactl/pkg/counters"
+	"github.com/rdmactl/rdmactl/pkg/plot"
 )
 
 // maxPlotPoints bounds a long watch's memory: past it every other point
@@ -127,7 +128,7 @@ func (h *plotHistory) panel(b *strings.Builder, title string, ss []*series, colo
 			}
 		}
 	}
-	vMax = niceCeil(vMax)
+	vMax = plot.NiceCeil(vMax)
 	xs := func(t float64) float64 { return x0 + (x1-x0)*t/tMax }
 	ys := func(v float64) float64 { return y0 - (y0-y1)*v/vMax }
 
@@ -137,9 +138,9 @@ func (h *plotHistory) panel(b *strings.Builder, title string, ss []*series, colo
 		v := vMax * float64(i) / 4
 		y := ys(v)
 		fmt.Fprintf(b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x1, y)
-		fmt.Fprintf(b, `<text x="%g" y="%.1f" text-anchor="end">%s/s</text>`+"\n", x0-6, y+4, axisNumber(v))
+		fmt.Fprintf(b, `<text x="%g" y="%.1f" text-anchor="end">%s/s</text>`+"\n", x0-6, y+4, plot.Number(v))
 		t := tMax * float64(i) / 4
-		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%ss</text>`+"\n", xs(t), y0+16, axisNumber(t))
+		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%ss</text>`+"\n", xs(t), y0+16, plot.Number(t))
 	}
 	if len(ss) == 0 {
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#888">no counter moved</text>`+"\n", (x0+x1)/2, (y0+y1)/2)
@@ -156,34 +157,6 @@ func (h *plotHistory) panel(b *strings.Builder, title string, ss []*series, colo
 		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
 		ly := y1 + 14 + float64(i)*18
 		fmt.Fprintf(b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", x1+14, ly-4, x1+34, ly-4, colour)
-		fmt.Fprintf(b, `<text x="%g" y="%.1f">%s</text>`+"\n", x1+40, ly, xmlText(se.label))
+		fmt.Fprintf(b, `<text x="%g" y="%.1f">%s</text>`+"\n", x1+40, ly, plot.Escape(se.label))
 	}
-}
-
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten (1 for 0).
-func niceCeil(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-func axisNumber(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%gM", math.Round(v/1e5)/10)
-	case v >= 1e3:
-		return fmt.Sprintf("%gk", math.Round(v/1e2)/10)
-	}
-	return fmt.Sprintf("%g", math.Round(v*10)/10)
-}
-
-func xmlText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
