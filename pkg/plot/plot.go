@@ -1,7 +1,7 @@
 // Package plot draws the small SVG charts rdmactl writes beside its
-// tables (perf --plot, stat --watch --plot): pure Go, and the same bytes for the same numbers,
-// so that a chart can be compared with a golden file and pasted into a
-// bug report.
+// tables (perf --plot, stat --watch --plot): pure Go, and the same bytes
+// for the same numbers, so that a chart can be compared with a golden
+// file and pasted into a bug report.
 package plot
 
 import (
