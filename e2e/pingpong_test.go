@@ -71,14 +71,17 @@ func maskPingpong(r result) result {
 	return r
 }
 
-// TestSinglePingpongInterop: for each QP type, the C tools' own pair is
-// the reference; rdmactl as the client of the C server and as the server
-// of the C client must print the same lines and exit the same, with the
-// GID index given by address and with -g auto on rdmactl's side.
+// TestSinglePingpongInterop: for each QP type, polling and with -e, the
+// C tools' own pair is the reference; rdmactl as the client of the C
+// server and as the server of the C client must print the same lines and
+// exit the same, with the GID index given by address and with -g auto on
+// rdmactl's side.
 func TestSinglePingpongInterop(t *testing.T) {
 	g := gidOf(t, "10.9.0.1")
-	for _, kind := range []string{"rc", "uc", "ud", "srq"} {
-		common := []string{"-d", "rxe0", "-n", "20", "-c"}
+	for _, kind := range []string{"rc", "uc", "ud", "srq", "rc -e", "uc -e", "ud -e", "srq -e"} {
+		mode := strings.Fields(kind)
+		kind := mode[0]
+		common := append([]string{"-d", "rxe0", "-n", "20", "-c"}, mode[1:]...)
 		if kind == "srq" {
 			common = append(common, "-q", "4")
 		}
@@ -88,7 +91,7 @@ func TestSinglePingpongInterop(t *testing.T) {
 		}
 		refSrv, refCli = maskPingpong(refSrv), maskPingpong(refCli)
 		for _, ours := range []string{g, "auto"} {
-			t.Run(kind+"/g="+ours, func(t *testing.T) {
+			t.Run(strings.Join(mode, "")+"/g="+ours, func(t *testing.T) {
 				srv, cli := pingpongPair(t, kind, "c", "rdmactl", common, []string{"-g", g}, []string{"-g", ours})
 				sameResult(t, "rdmactl client of the C server", refCli, maskPingpong(cli))
 				sameResult(t, "C server of rdmactl", refSrv, maskPingpong(srv))

@@ -1,10 +1,13 @@
 package pingpong
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/latency"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -57,4 +60,74 @@ func tooLarge(s rdma.WCStatus) error {
 	return cli.WithHint(
 		cli.Failf("a message larger than %d bytes (1 MiB), the most this responder answers, arrived (its receive failed: %s)", MaxAnswerSize, s),
 		fmt.Sprintf("run the client with -s %d or less", MaxAnswerSize))
+}
+
+// answer is the responder's loop: the tools' loop on the server's side,
+// answering each message with one of its size until the client falls
+// silent.
+func (r *run) answer(ctx context.Context) error {
+	o := r.o
+	a := newAnswered()
+	r.answered = a
+	cpu0 := latency.ProcessCPU()
+	start := time.Now()
+	routs, pending := o.RxDepth, recvWRID
+	wcs := make([]rdma.WC, 2)
+	rcnt, scnt := 0, 0
+	for {
+		if ctx.Err() != nil {
+			r.stopped = &progress{receives: rcnt, elapsed: time.Since(start)}
+			return fmt.Errorf("%w after %d receives and %d sends", ctx.Err(), rcnt, scnt)
+		}
+		ne, err := r.wait(ctx, wcs, a.quiet.Limit(o.wait()))
+		if err != nil {
+			if ctx.Err() != nil {
+				continue // said at the loop's top
+			}
+			var te *timeoutError
+			if !errors.As(err, &te) {
+				return err
+			}
+			if err := a.ended(scnt, te.d); err != nil {
+				return err
+			}
+			break
+		}
+		for _, wc := range wcs[:ne] {
+			parse := fmt.Sprintf("parse WC failed %d", ne)
+			if wc.WRID == recvWRID && wc.Status.DidNotFit() {
+				return tooLarge(wc.Status)
+			}
+			if wc.Status != rdma.WCSuccess {
+				return toolErr(fmt.Sprintf("Failed status %s (%d) for wr_id %d", wc.Status, uint32(wc.Status), int32(wc.WRID)), parse)
+			}
+			switch wc.WRID {
+			case sendWRID:
+				scnt++
+			case recvWRID:
+				if routs--; routs <= 1 {
+					n, _ := r.postSomeRecvs(o.RxDepth - routs)
+					if routs += n; routs < o.RxDepth {
+						return toolErr(fmt.Sprintf("Couldn't post receive (%d)", routs), parse)
+					}
+				}
+				rcnt++
+				a.received(int(wc.ByteLen), time.Now())
+			default:
+				return toolErr(fmt.Sprintf("Completion for unknown wr_id %d", int32(wc.WRID)), parse)
+			}
+			if pending &^= int(wc.WRID); pending == 0 {
+				if err := r.postSend(0, a.lastSize); err != nil {
+					return toolErr("Couldn't post send", parse)
+				}
+				pending = recvWRID | sendWRID
+			}
+		}
+	}
+	// Not the silence that ended it.
+	res := &result{elapsed: a.quiet.Last().Sub(start), cpu: latency.ProcessCPU().Sub(cpu0)}
+	res.usec = float32(res.elapsed.Microseconds())
+	r.res = res
+	r.report()
+	return nil
 }

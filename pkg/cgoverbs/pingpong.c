@@ -1,0 +1,197 @@
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+#include "cverrno.h"
+#include "pingpong.h"
+
+// Empty polls, and batches of completions, between two looks at the clock.
+enum { PP_CLOCK_EVERY = 4096, PP_BATCHES_PER_CLOCK = 16 };
+
+// The coarse clock is read without a system call even where the precise
+// one needs one; a deadline of milliseconds needs no more.
+static long pp_coarse_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int64_t pp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int pp_post_send(struct pp_run *r, int qi)
+{
+	struct ibv_sge sge = {.addr = r->send_addr, .length = r->send_len, .lkey = r->send_lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = r->send_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | (r->inline_send ? IBV_SEND_INLINE : 0),
+	}, *bad;
+	if (r->ah) {
+		wr.wr.ud.ah = r->ah;
+		wr.wr.ud.remote_qpn = r->rqpn;
+		wr.wr.ud.remote_qkey = r->rqkey;
+	}
+	return ibv_post_send(r->qps[qi], &wr, &bad);
+}
+
+// pp_post_recvs posts up to n receives, stopping at the first refusal as
+// the tools do, and returns how many it posted.
+static int pp_post_recvs(struct pp_run *r, int n)
+{
+	struct ibv_sge sge = {.addr = r->recv_addr, .length = r->recv_len, .lkey = r->recv_lkey};
+	struct ibv_recv_wr wr = {.wr_id = r->recv_id, .sg_list = &sge, .num_sge = 1}, *bad;
+	int i;
+	for (i = 0; i < n; i++) {
+		int rc = r->srq ? ibv_post_srq_recv(r->srq, &wr, &bad) : ibv_post_recv(r->qps[0], &wr, &bad);
+		if (rc)
+			break;
+	}
+	return i;
+}
+
+// pp_wait returns completions, 0 once the deadline (ms of the coarse
+// clock; -1: none) passed without one, or -errno. With a channel it
+// sleeps as the tools' -e does: take the event, re-arm, poll.
+static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
+{
+	if (!r->ch) {
+		for (long spins = 1;; spins++) {
+			int n = ibv_poll_cq(r->cq, max, wc);
+			if (n != 0)
+				return n < 0 ? cv_neg(n) : n;
+			if (r->yield)
+				sched_yield();
+			if (deadline >= 0 && spins % PP_CLOCK_EVERY == 0 && pp_coarse_ms() >= deadline)
+				return 0;
+		}
+	}
+	for (;;) {
+		if (!r->st->armed) {
+			int rc = ibv_req_notify_cq(r->cq, 0);
+			if (rc)
+				return cv_neg(rc);
+			r->st->armed = 1;
+		}
+		int n = ibv_poll_cq(r->cq, max, wc);
+		if (n != 0)
+			return n < 0 ? cv_neg(n) : n;
+		int left = -1;
+		if (deadline >= 0) {
+			long now = pp_coarse_ms();
+			left = deadline > now ? (int)(deadline - now) : 0;
+		}
+		struct pollfd p = {.fd = r->ch->fd, .events = POLLIN};
+		int ready = poll(&p, 1, left);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0)
+			return -errno;
+		if (ready == 0)
+			return 0;
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		if (ibv_get_cq_event(r->ch, &ev_cq, &ev_ctx))
+			return -errno;
+		ibv_ack_cq_events(ev_cq, 1);
+		r->st->armed = 0;
+	}
+}
+
+static int pp_fail(struct pp_run *r, int stop, const struct ibv_wc *w, int ne)
+{
+	r->stop = stop;
+	r->polled = ne;
+	r->wc.wr_id = w->wr_id;
+	r->wc.status = w->status;
+	r->wc.opcode = w->opcode;
+	r->wc.vendor_err = w->vendor_err;
+	r->wc.byte_len = w->byte_len;
+	r->wc.qp_num = w->qp_num;
+	return 0;
+}
+
+int pp_loop(struct pp_run *r, int slice_ms)
+{
+	struct ibv_wc wc[CV_WC_BATCH];
+	long deadline = slice_ms >= 0 ? pp_coarse_ms() + slice_ms : -1;
+	long batches = 0;
+	int max = 2, low = 1;
+	if (r->srq) {
+		max = r->nqp + r->rx_depth < CV_WC_BATCH ? r->nqp + r->rx_depth : CV_WC_BATCH;
+		low = r->nqp;
+	}
+	if (!r->started) {
+		r->started = 1;
+		if (r->stamps)
+			r->stamps[0] = pp_now_ns();
+		for (int i = 0; i < r->nqp; i++) {
+			r->pending[i] = r->recv_id;
+			if (!r->client)
+				continue;
+			if (pp_post_send(r, i)) {
+				r->stop = PP_SEND_FAILED;
+				return 0;
+			}
+			r->pending[i] |= r->send_id;
+		}
+	}
+	while (r->received < r->iters || r->sent < r->iters) {
+		// A peer that keeps answering must not keep the caller from its
+		// context: look at the clock now and then between batches too.
+		if (deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && pp_coarse_ms() >= deadline) {
+			r->stop = PP_PAUSED;
+			return 0;
+		}
+		int ne = pp_wait(r, wc, max, deadline);
+		if (ne < 0)
+			return ne;
+		if (ne == 0) {
+			r->stop = PP_PAUSED;
+			return 0;
+		}
+		for (int k = 0; k < ne; k++) {
+			struct ibv_wc *w = &wc[k];
+			if (w->status != IBV_WC_SUCCESS)
+				return pp_fail(r, PP_FAILED_STATUS, w, ne);
+			int qi = 0;
+			if (r->srq) {
+				qi = -1;
+				for (int i = 0; i < r->nqp; i++)
+					if (r->qps[i]->qp_num == w->qp_num)
+						qi = i;
+				if (qi < 0)
+					return pp_fail(r, PP_UNKNOWN_QPN, w, ne);
+			}
+			if (w->wr_id == r->send_id) {
+				r->sent++;
+			} else if (w->wr_id == r->recv_id) {
+				if (--r->outstanding <= low) {
+					r->outstanding += pp_post_recvs(r, r->rx_depth - r->outstanding);
+					if (r->outstanding < r->rx_depth)
+						return pp_fail(r, PP_RECVS_SHORT, w, ne);
+				}
+				r->received++;
+				if (r->stamps)
+					r->stamps[r->received] = pp_now_ns();
+			} else {
+				return pp_fail(r, PP_UNKNOWN_WRID, w, ne);
+			}
+			r->pending[qi] &= ~w->wr_id;
+			if (r->sent < r->iters && !r->pending[qi]) {
+				if (pp_post_send(r, qi))
+					return pp_fail(r, PP_SEND_FAILED, w, ne);
+				r->pending[qi] = r->recv_id | r->send_id;
+			}
+		}
+	}
+	r->stop = PP_DONE;
+	return 0;
+}

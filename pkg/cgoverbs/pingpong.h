@@ -1,0 +1,50 @@
+// The ibv_*_pingpong tools' measured loop in one call (pkg/rdma's
+// PingPong): the counts it keeps come in and go out through pp_run, so
+// that Go can stop it every so often and start it again.
+#ifndef RDMACTL_PINGPONG_H
+#define RDMACTL_PINGPONG_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "cq.h"
+
+// Why pp_loop returned; the order of rdma.PingPongStop.
+enum {
+	PP_DONE,
+	PP_PAUSED,
+	PP_FAILED_STATUS,
+	PP_UNKNOWN_WRID,
+	PP_UNKNOWN_QPN,
+	PP_RECVS_SHORT,
+	PP_SEND_FAILED,
+};
+
+struct pp_run {
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch; // NULL: poll without sleeping
+	struct cv_cq_state *st;
+	struct ibv_qp **qps;
+	int nqp;
+	struct ibv_srq *srq; // NULL: receives go to qps[0]
+	uint64_t send_addr, recv_addr;
+	uint32_t send_len, send_lkey, recv_len, recv_lkey;
+	int inline_send;
+	struct ibv_ah *ah; // UD sends
+	uint32_t rqpn, rqkey;
+	uint64_t send_id, recv_id;
+	int iters, rx_depth, client, yield;
+	int64_t *stamps; // NULL, or iters + 1 CLOCK_MONOTONIC ns
+
+	int sent, received, started, outstanding;
+	uint64_t *pending; // nqp
+
+	int stop;
+	struct cv_wc wc;
+	int polled;
+};
+
+// pp_loop runs r until it is done or fails (r->stop), or until slice_ms
+// (-1: no limit) passed. Returns 0 or -errno of a failed poll or wait.
+int pp_loop(struct pp_run *r, int slice_ms);
+
+#endif

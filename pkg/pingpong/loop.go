@@ -1,0 +1,126 @@
+package pingpong
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/latency"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+// pingpong is the measured loop of the tools: each side keeps one send
+// and the receives in flight and sends again when both its last send and
+// a receive completed. The verbs run the loop themselves (in C on a real
+// device), so that a round trip costs what it costs the tools; this side
+// looks at ctx and --timeout between their calls.
+func (r *run) pingpong(ctx context.Context) error {
+	if r.o.AnySizeAndCount {
+		return r.answer(ctx)
+	}
+	o := r.o
+	loop, ok := r.cq.(rdma.PingPonger)
+	if !ok {
+		return fmt.Errorf("device %s: this RDMA stack cannot run the ping-pong loop", r.deviceName)
+	}
+	if r.validates() {
+		r.pageMarks(true)
+	}
+	p := &rdma.PingPong{
+		QPs: r.qps, SRQ: r.srq, Inline: r.inline,
+		Send:   rdma.SGE{Addr: r.mr.Addr() + r.offset(), Len: uint32(o.Size), LKey: r.mr.LKey()},
+		Recv:   rdma.SGEOf(r.mr, uint32(r.bufferSize())+uint32(r.offset())),
+		SendID: sendWRID, RecvID: recvWRID,
+		Iters: o.Iters, RxDepth: o.RxDepth, Outstanding: o.RxDepth,
+		Client: o.Server != "", Events: o.Events,
+		// Two spinning peers and the kernel's RDMA work do not fit on two
+		// CPUs: polling gives the CPU away there, at no cost in round
+		// trips and for less CPU time.
+		Yield: pollwait.AvailableCPUs() <= 2,
+	}
+	if o.Kind == UD {
+		p.UD = &rdma.UDDest{AH: r.ah, QPN: r.theirs[0].QPN, QKey: qkey}
+	}
+	measure := o.Stats || o.JSON
+	if measure {
+		p.Stamps = make([]int64, o.Iters+1)
+	}
+	cpu0 := latency.ProcessCPU()
+	start := time.Now()
+	bound := o.wait()
+	var silent time.Duration
+	for done := false; !done; {
+		if ctx.Err() != nil {
+			r.stopped = &progress{receives: p.Received, elapsed: time.Since(start)}
+			return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Sent)
+		}
+		step := waitStep
+		if bound >= 0 {
+			step = max(min(step, bound-silent), 0)
+		}
+		before := p.Sent + p.Received
+		if err := loop.PingPong(p, step); err != nil {
+			if o.Events {
+				return toolErr("Failed to get cq_event")
+			}
+			return toolErr(fmt.Sprintf("poll CQ failed %d", -1))
+		}
+		switch p.Stop {
+		case rdma.PingPongDone:
+			done = true
+		case rdma.PingPongPaused:
+			// Silence is counted in whole slices without a completion.
+			if p.Sent+p.Received > before {
+				silent = 0
+				continue
+			}
+			if silent += step; bound >= 0 && silent >= bound {
+				te := &timeoutError{"waiting for a completion", bound}
+				return fmt.Errorf("%s after %d of %d receives and %d sends: the peer stopped or the path broke", te, p.Received, o.Iters, p.Sent)
+			}
+		default:
+			return r.loopFailure(p)
+		}
+	}
+	res := &result{elapsed: time.Since(start), cpu: latency.ProcessCPU().Sub(cpu0)}
+	if measure {
+		res.hist = latency.New()
+		for i := 1; i <= p.Received; i++ {
+			res.hist.Record(time.Duration(p.Stamps[i] - p.Stamps[i-1]))
+		}
+	}
+	// gettimeofday's microseconds, summed as the tools do into a float.
+	res.usec = float32(res.elapsed.Microseconds())
+	r.res = res
+	r.report()
+	return nil
+}
+
+// loopFailure is the tools' message for why the loop stopped; rc's adds
+// the batch size of the completion that stopped it.
+func (r *run) loopFailure(p *rdma.PingPong) error {
+	var line string
+	switch p.Stop {
+	case rdma.PingPongFailedStatus:
+		line = fmt.Sprintf("Failed status %s (%d) for wr_id %d", p.WC.Status, uint32(p.WC.Status), int32(p.WC.WRID))
+	case rdma.PingPongUnknownWRID:
+		line = fmt.Sprintf("Completion for unknown wr_id %d", int32(p.WC.WRID))
+	case rdma.PingPongUnknownQPN:
+		return toolErr(fmt.Sprintf("Couldn't find QPN %06x", p.WC.QPNum))
+	case rdma.PingPongRecvsShort:
+		line = fmt.Sprintf("Couldn't post receive (%d)", p.Outstanding)
+	case rdma.PingPongSendFailed:
+		line = "Couldn't post send"
+		if p.Polled == 0 {
+			return toolErr(line) // the first sends, before any completion
+		}
+	default:
+		return fmt.Errorf("ping-pong loop stopped for no known reason (%d)", p.Stop)
+	}
+	lines := []string{line}
+	if r.o.Kind == RC {
+		lines = append(lines, fmt.Sprintf("parse WC failed %d", p.Polled))
+	}
+	return toolErr(lines...)
+}

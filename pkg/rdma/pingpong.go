@@ -1,0 +1,73 @@
+package rdma
+
+import "time"
+
+// PingPong is the measured loop of the ibv_*_pingpong tools: each side
+// keeps one send per QP and RxDepth receives in flight, and sends again on
+// a QP once both its last send and a receive on it completed. All QPs
+// share one CQ, the one that runs the loop. The counts live here between
+// calls, so that a caller can stop every so often to look at a context.
+type PingPong struct {
+	QPs []QP
+	// SRQ, when set, takes the receives; else QPs[0] does.
+	SRQ SRQ
+	// Send is each message; Recv each receive buffer.
+	Send, Recv SGE
+	Inline     bool
+	// UD is the destination of a UD QP's sends.
+	UD      *UDDest
+	SendID  uint64 // the work request ids the tools use
+	RecvID  uint64
+	Iters   int
+	RxDepth int
+	// Client posts the first sends.
+	Client bool
+	// Events sleeps on the CQ's completion channel instead of polling.
+	Events bool
+	// Yield gives the CPU away between empty polls: on one CPU the peer
+	// and the kernel's RDMA work need it while this side waits.
+	Yield bool
+	// Stamps, when not nil (len Iters+1), gets the CLOCK_MONOTONIC
+	// nanoseconds of the start and of each receive.
+	Stamps []int64
+
+	// The run's state, updated by each call.
+	Sent, Received int
+	Started        bool
+	Outstanding    int // receives posted and not yet completed
+	Pending        []uint64
+	// Stop says why the last call returned; on a failure, WC is the
+	// completion that caused it and Polled the size of its batch.
+	Stop   PingPongStop
+	WC     WC
+	Polled int
+}
+
+// PingPongStop is why PingPonger.PingPong returned.
+type PingPongStop int
+
+const (
+	// PingPongDone: Iters sends and receives completed.
+	PingPongDone PingPongStop = iota
+	// PingPongPaused: the call's time slice passed first.
+	PingPongPaused
+	// PingPongFailedStatus: WC completed with an error status.
+	PingPongFailedStatus
+	// PingPongUnknownWRID: WC carries an id that is neither SendID nor RecvID.
+	PingPongUnknownWRID
+	// PingPongUnknownQPN: WC came from a QP that is not in QPs.
+	PingPongUnknownQPN
+	// PingPongRecvsShort: the receives could not be topped up;
+	// Outstanding says how many are posted.
+	PingPongRecvsShort
+	// PingPongSendFailed: a send could not be posted.
+	PingPongSendFailed
+)
+
+// PingPonger is a CQ that runs the ping-pong loop itself, where cheapest:
+// cgoverbs's in C, one call for many round trips. It returns when the loop
+// is done or failed (p.Stop), or once slice has passed; err is a failure
+// of the verbs themselves (polling, waiting).
+type PingPonger interface {
+	PingPong(p *PingPong, slice time.Duration) error
+}

@@ -1,0 +1,129 @@
+package rdmatest
+
+import (
+	"errors"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
+)
+
+var _ rdma.PingPonger = (*CQ)(nil)
+
+// PingPong runs the tools' loop over the fake's own verbs, to the contract
+// cgoverbs's C loop keeps. Both modes sleep on the CQ: the fake has no
+// CPU of its own to spin on.
+func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
+	deadline := time.Now().Add(slice)
+	if len(p.Pending) != len(p.QPs) {
+		p.Pending = make([]uint64, len(p.QPs))
+	}
+	wcs := make([]rdma.WC, 2)
+	low := 1
+	if p.SRQ != nil {
+		wcs = make([]rdma.WC, min(len(p.QPs)+p.RxDepth, 16))
+		low = len(p.QPs)
+	}
+	now := func() int64 { return time.Now().UnixNano() }
+	if !p.Started {
+		p.Started = true
+		if p.Stamps != nil {
+			p.Stamps[0] = now()
+		}
+		for i := range p.QPs {
+			p.Pending[i] = p.RecvID
+			if !p.Client {
+				continue
+			}
+			if err := p.QPs[i].PostSend(pingPongSend(p)); err != nil {
+				p.Stop = rdma.PingPongSendFailed
+				return nil
+			}
+			p.Pending[i] |= p.SendID
+		}
+	}
+	fail := func(stop rdma.PingPongStop, wc rdma.WC, ne int) error {
+		p.Stop, p.WC, p.Polled = stop, wc, ne
+		return nil
+	}
+	for p.Received < p.Iters || p.Sent < p.Iters {
+		left := time.Until(deadline)
+		if slice < 0 {
+			left = -1
+		} else if left <= 0 {
+			p.Stop = rdma.PingPongPaused
+			return nil
+		}
+		ne, _, err := cq.Await(wcs, nil, left)
+		if errors.Is(err, rdma.ErrTimeout) {
+			p.Stop = rdma.PingPongPaused
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, wc := range wcs[:ne] {
+			if wc.Status != rdma.WCSuccess {
+				return fail(rdma.PingPongFailedStatus, wc, ne)
+			}
+			qi := 0
+			if p.SRQ != nil {
+				qi = -1
+				for i, qp := range p.QPs {
+					if qp.Num() == wc.QPNum {
+						qi = i
+					}
+				}
+				if qi < 0 {
+					return fail(rdma.PingPongUnknownQPN, wc, ne)
+				}
+			}
+			switch wc.WRID {
+			case p.SendID:
+				p.Sent++
+			case p.RecvID:
+				if p.Outstanding--; p.Outstanding <= low {
+					p.Outstanding += postPingPongRecvs(p, p.RxDepth-p.Outstanding)
+					if p.Outstanding < p.RxDepth {
+						return fail(rdma.PingPongRecvsShort, wc, ne)
+					}
+				}
+				p.Received++
+				if p.Stamps != nil {
+					p.Stamps[p.Received] = now()
+				}
+			default:
+				return fail(rdma.PingPongUnknownWRID, wc, ne)
+			}
+			p.Pending[qi] &^= wc.WRID
+			if p.Sent < p.Iters && p.Pending[qi] == 0 {
+				if err := p.QPs[qi].PostSend(pingPongSend(p)); err != nil {
+					return fail(rdma.PingPongSendFailed, wc, ne)
+				}
+				p.Pending[qi] = p.RecvID | p.SendID
+			}
+		}
+	}
+	p.Stop = rdma.PingPongDone
+	return nil
+}
+
+func pingPongSend(p *rdma.PingPong) rdma.SendWR {
+	return rdma.SendWR{ID: p.SendID, Op: rdma.WRSend, Signaled: true, Inline: p.Inline, Local: p.Send, UD: p.UD}
+}
+
+// postPingPongRecvs posts up to n receives, stopping at the first refusal
+// as the tools do.
+func postPingPongRecvs(p *rdma.PingPong, n int) int {
+	for i := 0; i < n; i++ {
+		var err error
+		if p.SRQ != nil {
+			err = p.SRQ.PostRecv(p.RecvID, p.Recv)
+		} else {
+			err = p.QPs[0].PostRecv(p.RecvID, p.Recv)
+		}
+		if err != nil {
+			return i
+		}
+	}
+	return n
+}
