@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,5 +67,31 @@ func TestCyclesAsPerftest(t *testing.T) {
 	}
 	if _, err := (Options{Test: WriteBW, Cycles: true}).Resolve(); err == nil || !strings.Contains(err.Error(), "Available only on Latency tests") {
 		t.Errorf("write_bw -C: %v", err)
+	}
+}
+
+// TestHistogramInJSON: with -H, --json's latency row carries the samples
+// -H prints (50 posts: 49 gaps, the 2 largest dropped) counted in buckets.
+func TestHistogramInJSON(t *testing.T) {
+	_, js := runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, Histogram: true, JSON: true})
+	var doc struct {
+		Latency []LatReport `json:"latency"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Latency) != 1 {
+		t.Fatalf("-H --json: %v\n%s", err, js)
+	}
+	var n uint64
+	for _, b := range doc.Latency[0].Histogram {
+		if b.Count == 0 || b.HighUsec <= b.LowUsec {
+			t.Errorf("bucket %+v", b)
+		}
+		n += b.Count
+	}
+	if n != 47 {
+		t.Errorf("-H --json: %d samples in %v, want 47", n, doc.Latency[0].Histogram)
+	}
+	_, js = runBoth(t, Options{Test: SendLat, GIDIndex: 1, IBPort: 1, Iters: 50, JSON: true})
+	if strings.Contains(js, "histogram") {
+		t.Errorf("--json without -H has a histogram:\n%s", js)
 	}
 }

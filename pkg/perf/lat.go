@@ -134,6 +134,9 @@ func (s *session) pingPong(size int) error {
 		WriteLatRow(s.out, shown)
 	}
 	s.writeOutJSON(outJSONLat(shown, s.r.Output, s.cpuShare()))
+	if s.r.Histogram {
+		rep.Histogram = histogramBuckets(posted, rtt)
+	}
 	s.result.addLat(rep)
 	s.result.addCPU(cpu.since(), rep.Iters)
 	return s.printCounters(rep.Size)

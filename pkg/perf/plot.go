@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
-	"github.com/rdmactl/rdmactl/pkg/latency"
 	"github.com/rdmactl/rdmactl/pkg/plot"
 )
 
@@ -127,17 +126,15 @@ func latSizeChart(title, setup string, rows []LatReport) plot.SizeChart {
 // pkg/latency's buckets (1/64 of an octave wide), in microseconds as
 // --json's.
 func latHistogram(title, setup string, posted []int64, rttFactor int, rep LatReport) plot.Histogram {
-	h := latency.New()
-	for _, g := range histogramGaps(posted) {
-		h.Record(time.Duration(g) / time.Duration(rttFactor))
-	}
 	var bins []plot.Bin
-	for _, b := range h.Buckets() {
-		bins = append(bins, plot.Bin{Low: usec(b.Low), High: usec(b.High + 1), Count: b.Count})
+	var samples uint64
+	for _, b := range histogramBuckets(posted, rttFactor) {
+		bins = append(bins, plot.Bin{Low: b.LowUsec, High: b.HighUsec, Count: b.Count})
+		samples += b.Count
 	}
 	return plot.Histogram{
 		Title:    title,
-		Subtitle: fmt.Sprintf("%s, %d bytes, %d iterations: the %d samples -H prints", setup, rep.Size, rep.Iters, h.Count()),
+		Subtitle: fmt.Sprintf("%s, %d bytes, %d iterations: the %d samples -H prints", setup, rep.Size, rep.Iters, samples),
 		XLabel:   "latency [usec], log scale",
 		YLabel:   "samples",
 		XUnit:    "usec",

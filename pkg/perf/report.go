@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/latency"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -327,6 +329,15 @@ type LatReport struct {
 	Stdev   float64 `json:"t_stdev_usec"`
 	P99     float64 `json:"p99_usec"`
 	P999    float64 `json:"p99_9_usec"`
+	// Histogram is -H's samples counted in buckets (--json with -H).
+	Histogram []HistBucket `json:"histogram,omitempty"`
+}
+
+// HistBucket says how many of -H's samples fell in [LowUsec, HighUsec).
+type HistBucket struct {
+	LowUsec  float64 `json:"low_usec"`
+	HighUsec float64 `json:"high_usec"`
+	Count    uint64  `json:"count"`
 }
 
 // latTail is how many of the largest samples perftest drops (LAT_MEASURE_TAIL).
@@ -430,6 +441,21 @@ func histogramGaps(posted []int64) []int64 {
 	gaps := sampleGaps(posted)
 	slices.Sort(gaps)
 	return gaps[:len(gaps)-latTail]
+}
+
+// histogramBuckets counts the samples -H prints, in microseconds, in
+// pkg/latency's buckets (1/64 of an octave wide); only the buckets that
+// hold samples.
+func histogramBuckets(posted []int64, rttFactor int) []HistBucket {
+	h := latency.New()
+	for _, g := range histogramGaps(posted) {
+		h.Record(time.Duration(g) / time.Duration(rttFactor))
+	}
+	var out []HistBucket
+	for _, b := range h.Buckets() {
+		out = append(out, HistBucket{LowUsec: usec(b.Low), HighUsec: usec(b.High + 1), Count: b.Count})
+	}
+	return out
 }
 
 // WriteLatRow prints one latency result (REPORT_FMT_LAT).
