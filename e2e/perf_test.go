@@ -95,8 +95,8 @@ func checkPerf(t *testing.T, test string, srv, cli result) {
 		row, head = latRow, " #bytes #iterations    t_min[usec]"
 	}
 	for side, r := range map[string]result{"server": srv, "client": cli} {
-		if test == "read_lat" && side == "server" {
-			continue // ib_read_lat's server prints no table
+		if (test == "read_lat" || test == "atomic_lat") && side == "server" {
+			continue // ib_read_lat's and ib_atomic_lat's servers print no table
 		}
 		if !strings.Contains(r.Stdout, head) || !row.MatchString(r.Stdout) {
 			t.Errorf("%s %s printed no result table:\n%s", test, side, r.Stdout)
@@ -240,8 +240,8 @@ func TestTwoHostsPerfWriteBW(t *testing.T) {
 	}
 }
 
-// TestSinglePerfBusyPoll: send_lat --busy-poll (the endpoint's one-call
-// loop) and read_lat --busy-poll against the real perftest, each tool in
+// TestSinglePerfBusyPoll: send_lat, read_lat and atomic_lat --busy-poll
+// (the endpoint's one-call loops) against the real perftest, each tool in
 // each role.
 func TestSinglePerfBusyPoll(t *testing.T) {
 	busy := func(sn string, sa []string, cn string, ca []string) (result, result) {
@@ -253,7 +253,7 @@ func TestSinglePerfBusyPoll(t *testing.T) {
 		}
 		return singlePair(t)(sn, sa, cn, ca)
 	}
-	for _, test := range []string{"send_lat", "read_lat"} {
+	for _, test := range []string{"send_lat", "read_lat", "atomic_lat"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
 				srv, cli := perfPair(t, test, roles[0], roles[1], busy, "-d", "rxe0", "-x", ownGID(t), "-n", "200")

@@ -144,9 +144,13 @@ int cm_wait_readable(int fd, int timeout_ms)
 
 int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out)
 {
-	int rc = cm_wait_readable(ch->fd, timeout_ms);
-	if (rc)
-		return rc;
+	// Without a bound the channel's blocking read is the wait: one
+	// system call an event, as the C tools'.
+	if (timeout_ms >= 0) {
+		int rc = cm_wait_readable(ch->fd, timeout_ms);
+		if (rc)
+			return rc;
+	}
 	struct rdma_cm_event *ev;
 	if (rdma_get_cm_event(ch, &ev))
 		return -errno;

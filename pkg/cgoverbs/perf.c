@@ -373,6 +373,35 @@ int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struc
 	return rc;
 }
 
+static int pf_request_lat_loop(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_req *q, int64_t *posted) {
+	struct ibv_sge sge = {.addr = q->laddr, .length = q->llen, .lkey = q->lkey};
+	struct ibv_send_wr wr = {0}, *bad;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = q->opcode;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	pf_set_remote(&wr, q->raddr, q->rkey);
+	for (q->at = 0; q->at < q->iters; q->at++) {
+		posted[q->at] = pf_ticks();
+		int rc = ibv_post_send(qp, &wr, &bad);
+		if (rc)
+			return -3 + cv_neg(rc);
+		rc = pf_poll_one(cq, q->idle_ms, &q->bad_status, &q->bad_vendor);
+		if (rc < 0)
+			return rc;
+		if (q->bad_status != IBV_WC_SUCCESS)
+			return -1;
+	}
+	return 0;
+}
+
+int pf_request_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_req *q, int64_t *posted) {
+	pf_clock_start(&q->clk);
+	int rc = pf_request_lat_loop(qp, cq, q, posted);
+	pf_clock_stop(&q->clk);
+	return rc;
+}
+
 int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 	struct ibv_wc wc[PF_POLL_BATCH];
 	int64_t posted[PF_MAX_QPS];

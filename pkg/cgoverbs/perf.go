@@ -372,6 +372,30 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	return fmt.Errorf("%s: %w", step, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc)))
 }
 
+func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
+	if p.Iters < 1 || len(p.Posted) < p.Iters {
+		return fmt.Errorf("%d requests with %d stamp slots", p.Iters, len(p.Posted))
+	}
+	q := C.struct_pf_req{
+		laddr: C.uint64_t(p.Local.Addr), llen: C.uint32_t(p.Local.Len), lkey: C.uint32_t(p.Local.LKey),
+		raddr: C.uint64_t(p.RemoteAddr), rkey: C.uint32_t(p.RKey), opcode: C.int(p.Op),
+		idle_ms: timeoutMillis(p.Idle), iters: C.int64_t(p.Iters),
+	}
+	rc := C.pf_request_lat(e.qp.qp, e.sendCQ.cq, &q, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
+	if rc == 0 {
+		tickClockOf(q.clk).toNs(p.Posted[:p.Iters])
+		return nil
+	}
+	step := fmt.Sprintf("request %d of %d", q.at+1, p.Iters)
+	switch rc {
+	case -1:
+		return fmt.Errorf("%s: %w", step, &rdma.WCError{Status: rdma.WCStatus(q.bad_status), VendorErr: uint32(q.bad_vendor)})
+	case -2:
+		return fmt.Errorf("%s: %w", step, rdma.ErrTimeout)
+	}
+	return fmt.Errorf("%s: %w", step, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc)))
+}
+
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
 	if off < 0 || off >= len(e.buf.bytes) {
 		return fmt.Errorf("wait at %d outside a %d-byte buffer", off, len(e.buf.bytes))

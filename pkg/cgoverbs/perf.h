@@ -65,6 +65,19 @@ struct pf_lat {
 	struct pf_clock clk;
 };
 
+// pf_req describes one read_lat or atomic_lat run (rdma.RequestPingPong).
+struct pf_req {
+	uint64_t laddr, raddr;
+	uint32_t llen, lkey, rkey;
+	int opcode, idle_ms;
+	int64_t iters;
+	// out: the failed request and its completion; the stamps in ticks of
+	// clk
+	int64_t at;
+	uint32_t bad_status, bad_vendor;
+	struct pf_clock clk;
+};
+
 // pf_recv describes one send_bw receiving run (rdma.Receive).
 struct pf_recv {
 	int nqp;
@@ -116,5 +129,9 @@ int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *com
 // pf_send_lat is perftest's run_iter_lat_send with busy polling. Returns
 // 0; -1 on a failed completion; -2 on an idle timeout; -3 - errno.
 int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struct pf_lat *l, int64_t *posted);
+// pf_request_lat is perftest's run_iter_lat for reads and atomics with busy
+// polling. Returns 0; -1 on a failed completion; -2 on an idle timeout;
+// -3 - errno.
+int pf_request_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_req *q, int64_t *posted);
 
 #endif

@@ -139,13 +139,22 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 func (g *pinger) read(p PingPong) ([]int64, error) {
 	posted := make([]int64, p.Iters)
 	wr := rdma.SendWR{Op: opcodeOf(p.Test, p.Atomic), Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+	if p.BusyPoll {
+		// perftest's loop, all in the endpoint, as send_lat's.
+		err := g.ep.RequestPingPong(rdma.RequestPingPong{Op: wr.Op, Local: wr.Local, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey,
+			Iters: p.Iters, Idle: p.Timeout, Posted: posted})
+		if err != nil {
+			return nil, fmt.Errorf("%s %w", opcodeName(p.Test), err)
+		}
+		return posted, nil
+	}
 	for i := range posted {
 		posted[i] = g.clock()
 		if err := g.ep.PostSend(wr); err != nil {
 			return nil, err
 		}
 		if err := g.wait(g.ep.SendCQ(), g.sendWait, p.Timeout); err != nil {
-			return nil, fmt.Errorf("%s %d of %d: %w", opcodeName(p.Test), i+1, p.Iters, err)
+			return nil, fmt.Errorf("%s request %d of %d: %w", opcodeName(p.Test), i+1, p.Iters, err)
 		}
 	}
 	return posted, nil

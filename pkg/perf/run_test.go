@@ -182,6 +182,29 @@ func TestSendLatBusyPollNeverSleeps(t *testing.T) {
 	}
 }
 
+// TestRequestLatBusyPoll: read_lat's and atomic_lat's --busy-poll loop
+// (the endpoint's RequestPingPong) posts one request a round trip, prints
+// the row, and names the request that failed.
+func TestRequestLatBusyPoll(t *testing.T) {
+	for _, c := range []struct {
+		test Test
+		op   rdma.WROpcode
+		name string
+	}{{ReadLat, rdma.WRRDMARead, "RDMA_READ"}, {AtomicLat, rdma.WRAtomicFetchAndAdd, "ATOMIC"}} {
+		v := newFabric()
+		_, cl, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true})
+		if serr != nil || cerr != nil || !regexp.MustCompile(`(?m)^ \d+ +50 +`).MatchString(cl) || v.Posts(c.op) != 50 {
+			t.Errorf("%s: %v %v, %d posts:\n%s", c.test, serr, cerr, v.Posts(c.op), cl)
+		}
+		v = newFabric()
+		v.FailNextCompletion(rdma.WCRemAccessErr)
+		_, _, _, cerr = runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true, Timeout: 2 * time.Second})
+		if cerr == nil || !strings.Contains(cerr.Error(), c.name+" request 1 of 50: ") {
+			t.Errorf("%s: a failed completion: %v", c.test, cerr)
+		}
+	}
+}
+
 // TestSendLatNoReceiveHint: a SEND that finds no receive ends in the
 // RNR completion error and the hint that names the cause.
 func TestSendLatNoReceiveHint(t *testing.T) {

@@ -107,6 +107,9 @@ type PerfEndpoint interface {
 	// SendPingPong is send_lat's loop with busy polling in one call: see
 	// SendPingPong.
 	SendPingPong(p SendPingPong) error
+	// RequestPingPong is read_lat's and atomic_lat's loop with busy
+	// polling in one call: see RequestPingPong.
+	RequestPingPong(p RequestPingPong) error
 	// WaitByte waits until Buffer()[off] reads want (a peer's RDMA write
 	// landing) for at most timeout; yield gives the CPU away between looks.
 	// ErrTimeout when it did not.
@@ -190,6 +193,22 @@ type SendPingPong struct {
 	Inline      bool // each SEND carries its payload (IBV_SEND_INLINE)
 	Idle        time.Duration
 	Posted      []int64
+}
+
+// RequestPingPong is one read_lat or atomic_lat run with busy polling,
+// perftest's run_iter_lat: Iters requests of Op (an RDMA read or an
+// atomic, with perftest's operands) from Local to RemoteAddr on QP 0, each
+// signalled and its completion awaited before the next. Posted[i] (Iters
+// entries) receives the monotonic nanosecond stamp of request i. Idle
+// bounds each wait. A failure names the request: "request 3 of 1000: …".
+type RequestPingPong struct {
+	Op         WROpcode
+	Local      SGE
+	RemoteAddr uint64
+	RKey       uint32
+	Iters      int
+	Idle       time.Duration
+	Posted     []int64
 }
 
 // Receive is send_bw's receiving side of one size, perftest's

@@ -508,6 +508,24 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	return nil
 }
 
+func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
+	var wc [1]rdma.WC
+	for i := 0; i < p.Iters; i++ {
+		p.Posted[i] = e.clock()
+		wr := rdma.SendWR{Op: p.Op, Local: p.Local, RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true}
+		if err := e.post(0, wr); err != nil {
+			return fmt.Errorf("request %d of %d: %w", i+1, p.Iters, err)
+		}
+		if _, err := take(e.send, wc[:], p.Idle); err != nil {
+			return fmt.Errorf("request %d of %d: %w", i+1, p.Iters, err)
+		}
+		if wc[0].Status != rdma.WCSuccess {
+			return fmt.Errorf("request %d of %d: %w", i+1, p.Iters, &rdma.WCError{Status: wc[0].Status, VendorErr: wc[0].VendorErr})
+		}
+	}
+	return nil
+}
+
 // WaitByte looks at the buffer until off reads want or timeout passes.
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
 	if off < 0 || off >= len(e.mr.buf) {
