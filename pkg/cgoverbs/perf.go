@@ -363,9 +363,15 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	if l.step == 1 {
 		step = fmt.Sprintf("send %d of %d", l.at+1, p.Iters)
 	}
+	return latLoopErr(step, rc, l.bad_status, l.bad_vendor)
+}
+
+// latLoopErr is what a latency loop's return code rc (not 0) means, named
+// after the step that failed.
+func latLoopErr(step string, rc C.int, status, vendor C.uint32_t) error {
 	switch rc {
 	case -1:
-		return fmt.Errorf("%s: %w", step, &rdma.WCError{Status: rdma.WCStatus(l.bad_status), VendorErr: uint32(l.bad_vendor)})
+		return fmt.Errorf("%s: %w", step, &rdma.WCError{Status: rdma.WCStatus(status), VendorErr: uint32(vendor)})
 	case -2:
 		return fmt.Errorf("%s: %w", step, rdma.ErrTimeout)
 	}
@@ -386,14 +392,7 @@ func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
 		tickClockOf(q.clk).toNs(p.Posted[:p.Iters])
 		return nil
 	}
-	step := fmt.Sprintf("request %d of %d", q.at+1, p.Iters)
-	switch rc {
-	case -1:
-		return fmt.Errorf("%s: %w", step, &rdma.WCError{Status: rdma.WCStatus(q.bad_status), VendorErr: uint32(q.bad_vendor)})
-	case -2:
-		return fmt.Errorf("%s: %w", step, rdma.ErrTimeout)
-	}
-	return fmt.Errorf("%s: %w", step, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc)))
+	return latLoopErr(fmt.Sprintf("request %d of %d", q.at+1, p.Iters), rc, q.bad_status, q.bad_vendor)
 }
 
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
