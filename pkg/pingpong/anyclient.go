@@ -117,7 +117,7 @@ func (r *run) answer(ctx context.Context) error {
 				return toolErr(fmt.Sprintf("Completion for unknown wr_id %d", int32(wc.WRID)), parse)
 			}
 			if pending &^= int(wc.WRID); pending == 0 {
-				if err := r.postSend(0, a.lastSize); err != nil {
+				if err := r.postSend(a.lastSize); err != nil {
 					return toolErr("Couldn't post send", parse)
 				}
 				pending = recvWRID | sendWRID

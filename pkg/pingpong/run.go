@@ -596,14 +596,12 @@ func (r *run) connectQPs() error {
 	return nil
 }
 
-// postSend sends the message of size bytes at the buffer's start.
-func (r *run) postSend(i, size int) error {
+// postSend sends the message of size bytes at the buffer's start on the
+// one RC QP of serve's responder (the tools' loop posts its own sends).
+func (r *run) postSend(size int) error {
 	wr := rdma.SendWR{ID: sendWRID, Op: rdma.WRSend, Signaled: true, Inline: r.inline,
 		Local: rdma.SGE{Addr: r.mr.Addr() + r.offset(), Len: uint32(size), LKey: r.mr.LKey()}}
-	if r.o.Kind == UD {
-		wr.UD = &rdma.UDDest{AH: r.ah, QPN: r.theirs[0].QPN, QKey: qkey}
-	}
-	if err := r.qps[i].PostSend(wr); err != nil {
+	if err := r.qps[0].PostSend(wr); err != nil {
 		return toolErr("Couldn't post send")
 	}
 	return nil
