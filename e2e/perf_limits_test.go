@@ -41,7 +41,7 @@ func TestSinglePerfLimits(t *testing.T) {
 					}
 					if roles[i] == "perftest" && roles[1-i] == "perftest" {
 						want[role] = got
-					} else if roles[i] == rdmactl && got != want[role] {
+					} else if roles[i] == "rdmactl" && got != want[role] {
 						t.Errorf("rdmactl as %s: exit %d, bw line %v, msg rate line %v; perftest: %+v\n%s", role, code, bw, mr, want[role], r.Stderr)
 					}
 				}

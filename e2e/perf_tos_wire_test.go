@@ -107,7 +107,7 @@ func TestTwoHostsPerfTrafficClassOnTheWire(t *testing.T) {
 			for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 				srv, cli := runAndCount(t, roles[0], roles[1], c.rdmaCM, c.flags)
 				role, got := "client", cli
-				if roles[0] == rdmactl {
+				if roles[0] == "rdmactl" {
 					role, got = "server", srv
 				}
 				// ACKs coalesce as they will: allow a few either way.
