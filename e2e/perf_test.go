@@ -253,7 +253,7 @@ func TestSinglePerfBusyPoll(t *testing.T) {
 		}
 		return singlePair(t)(sn, sa, cn, ca)
 	}
-	for _, test := range []string{"send_lat", "read_lat", "atomic_lat"} {
+	for _, test := range []string{"send_lat", "write_lat", "read_lat", "atomic_lat"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
 			t.Run(test+"/"+roles[0]+"-server", func(t *testing.T) {
 				srv, cli := perfPair(t, test, roles[0], roles[1], busy, "-d", "rxe0", "-x", ownGID(t), "-n", "200")

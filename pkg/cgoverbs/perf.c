@@ -402,6 +402,56 @@ int pf_request_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_req *q, int64
 	return rc;
 }
 
+// pf_write_lat_loop: each side writes its count into the last byte of
+// the peer's message and spins on the last byte of its own for the
+// peer's; the server writes first, as perftest's does.
+static int pf_write_lat_loop(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_wlat *w, int64_t *posted) {
+	struct ibv_sge sge = {.addr = w->laddr, .length = w->llen, .lkey = w->lkey};
+	struct ibv_send_wr wr = {0}, *bad;
+	volatile uint8_t *count = (volatile uint8_t *)(uintptr_t)(w->laddr + w->llen - 1);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED | (w->send_inline ? IBV_SEND_INLINE : 0);
+	pf_set_remote(&wr, w->raddr, w->rkey);
+	int64_t scnt = 0, rcnt = 0, ccnt = 0;
+	while (scnt < w->iters || ccnt < w->iters || rcnt < w->iters) {
+		if (rcnt < w->iters && !(scnt < 1 && !w->client)) {
+			w->step = 0;
+			w->at = rcnt++;
+			if (pf_spin_byte(w->poll, (uint8_t)rcnt, w->idle_ms, 0))
+				return -2;
+		}
+		if (scnt < w->iters) {
+			w->step = 1;
+			w->at = scnt;
+			posted[scnt] = pf_ticks();
+			*count = (uint8_t)++scnt;
+			int rc = ibv_post_send(qp, &wr, &bad);
+			if (rc)
+				return -3 + cv_neg(rc);
+		}
+		if (ccnt < w->iters) {
+			w->step = 1;
+			w->at = ccnt;
+			int rc = pf_poll_one(cq, w->idle_ms, &w->bad_status, &w->bad_vendor);
+			if (rc < 0)
+				return rc;
+			if (w->bad_status != IBV_WC_SUCCESS)
+				return -1;
+			ccnt++;
+		}
+	}
+	return 0;
+}
+
+int pf_write_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_wlat *w, int64_t *posted) {
+	pf_clock_start(&w->clk);
+	int rc = pf_write_lat_loop(qp, cq, w, posted);
+	pf_clock_stop(&w->clk);
+	return rc;
+}
+
 int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 	struct ibv_wc wc[PF_POLL_BATCH];
 	int64_t posted[PF_MAX_QPS];

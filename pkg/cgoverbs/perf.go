@@ -395,6 +395,34 @@ func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
 	return latLoopErr(fmt.Sprintf("request %d of %d", q.at+1, p.Iters), rc, q.bad_status, q.bad_vendor)
 }
 
+func (e *perfEndpoint) WritePingPong(p rdma.WritePingPong) error {
+	if p.Iters < 1 || len(p.Posted) < p.Iters {
+		return fmt.Errorf("write_lat of %d with %d stamp slots", p.Iters, len(p.Posted))
+	}
+	if p.PollOff < 0 || p.PollOff >= len(e.buf.bytes) {
+		return fmt.Errorf("wait at %d outside a %d-byte buffer", p.PollOff, len(e.buf.bytes))
+	}
+	if p.Local.Len < 1 {
+		return errors.New("write_lat of an empty message")
+	}
+	w := C.struct_pf_wlat{
+		laddr: C.uint64_t(p.Local.Addr), llen: C.uint32_t(p.Local.Len), lkey: C.uint32_t(p.Local.LKey),
+		raddr: C.uint64_t(p.RemoteAddr), rkey: C.uint32_t(p.RKey),
+		poll:  (*C.uint8_t)(unsafe.Add(e.buf.p, p.PollOff)),
+		iters: C.int64_t(p.Iters), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
+	}
+	rc := C.pf_write_lat(e.qp.qp, e.sendCQ.cq, &w, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
+	if rc == 0 {
+		tickClockOf(w.clk).toNs(p.Posted[:p.Iters])
+		return nil
+	}
+	step := fmt.Sprintf("write %d of %d", w.at+1, p.Iters)
+	if w.step == 0 {
+		step = fmt.Sprintf("waiting for the peer's write %d of %d", w.at+1, p.Iters)
+	}
+	return latLoopErr(step, rc, w.bad_status, w.bad_vendor)
+}
+
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
 	if off < 0 || off >= len(e.buf.bytes) {
 		return fmt.Errorf("wait at %d outside a %d-byte buffer", off, len(e.buf.bytes))

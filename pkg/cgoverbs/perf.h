@@ -78,6 +78,21 @@ struct pf_req {
 	struct pf_clock clk;
 };
 
+// pf_wlat describes one busy-polling write_lat run (rdma.WritePingPong).
+struct pf_wlat {
+	uint64_t laddr, raddr;
+	uint32_t llen, lkey, rkey;
+	const volatile uint8_t *poll; // where the peer's count lands
+	int64_t iters;
+	int client, send_inline, idle_ms;
+	// out: the failed step (0 the wait for the peer's write, 1 our
+	// write's completion) and its completion; the stamps in ticks of clk
+	int64_t at;
+	int step;
+	uint32_t bad_status, bad_vendor;
+	struct pf_clock clk;
+};
+
 // pf_recv describes one send_bw receiving run (rdma.Receive).
 struct pf_recv {
 	int nqp;
@@ -133,5 +148,8 @@ int pf_send_lat(struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq, struc
 // polling. Returns 0; -1 on a failed completion; -2 on an idle timeout;
 // -3 - errno.
 int pf_request_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_req *q, int64_t *posted);
+// pf_write_lat is perftest's run_iter_lat_write with busy polling.
+// Returns 0; -1 on a failed completion; -2 on an idle timeout; -3 - errno.
+int pf_write_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_wlat *w, int64_t *posted);
 
 #endif

@@ -110,6 +110,12 @@ func (g *pinger) write(p PingPong) ([]int64, error) {
 	buf := g.ep.Buffer()
 	postOff, pollOff := p.Size-1, p.LocalOff+p.Size-1
 	wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: sgeAt(g.ep, 0, 0, p.Size), RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
+	if p.BusyPoll {
+		// perftest's loop, all in the endpoint, as send_lat's.
+		err := g.ep.WritePingPong(rdma.WritePingPong{Local: wr.Local, RemoteAddr: wr.RemoteAddr, RKey: wr.RKey, PollOff: pollOff,
+			Iters: p.Iters, Client: p.Client, Inline: p.Inline, Idle: p.Timeout, Posted: posted})
+		return posted, err
+	}
 	scnt, rcnt, ccnt := 0, 0, 0
 	for scnt < p.Iters || ccnt < p.Iters || rcnt < p.Iters {
 		if rcnt < p.Iters && !(scnt < 1 && !p.Client) {

@@ -205,6 +205,24 @@ func TestRequestLatBusyPoll(t *testing.T) {
 	}
 }
 
+// TestWriteLatBusyPoll: write_lat's --busy-poll loop (the endpoint's
+// WritePingPong) makes 50 round trips a side, prints the row on both, and
+// names the write that failed.
+func TestWriteLatBusyPoll(t *testing.T) {
+	v := newFabric()
+	srv, cl, serr, cerr := runPair(t, v, Options{Test: WriteLat, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true})
+	row := regexp.MustCompile(`(?m)^ \d+ +50 +`)
+	if serr != nil || cerr != nil || !row.MatchString(cl) || !row.MatchString(srv) || v.Posts(rdma.WRRDMAWrite) != 2*50 {
+		t.Errorf("%v %v, %d writes:\nserver:\n%s\nclient:\n%s", serr, cerr, v.Posts(rdma.WRRDMAWrite), srv, cl)
+	}
+	v = newFabric()
+	v.FailNextCompletion(rdma.WCRemAccessErr)
+	_, _, serr, cerr = runPair(t, v, Options{Test: WriteLat, GIDIndex: 1, IBPort: 1, Iters: 50, BusyPoll: true, Timeout: 2 * time.Second})
+	if serr == nil || !strings.Contains(serr.Error(), "write 1 of 50: ") {
+		t.Errorf("the server writes first, so its first write should fail: server %v, client %v", serr, cerr)
+	}
+}
+
 // TestSendLatNoReceiveHint: a SEND that finds no receive ends in the
 // RNR completion error and the hint that names the cause.
 func TestSendLatNoReceiveHint(t *testing.T) {

@@ -110,6 +110,9 @@ type PerfEndpoint interface {
 	// RequestPingPong is read_lat's and atomic_lat's loop with busy
 	// polling in one call: see RequestPingPong.
 	RequestPingPong(p RequestPingPong) error
+	// WritePingPong is write_lat's loop with busy polling in one call:
+	// see WritePingPong.
+	WritePingPong(p WritePingPong) error
 	// WaitByte waits until Buffer()[off] reads want (a peer's RDMA write
 	// landing) for at most timeout; yield gives the CPU away between looks.
 	// ErrTimeout when it did not.
@@ -207,6 +210,26 @@ type RequestPingPong struct {
 	RemoteAddr uint64
 	RKey       uint32
 	Iters      int
+	Idle       time.Duration
+	Posted     []int64
+}
+
+// WritePingPong is one write_lat run with busy polling, perftest's
+// run_iter_lat_write on QP 0: each side RDMA-writes Local, whose last
+// byte carries its count, to RemoteAddr, waits for that write's
+// completion, and spins on Buffer()[PollOff] until the peer's count lands
+// there; the server writes first. Posted[i] (Iters entries) receives the
+// monotonic nanosecond stamp of write i. Idle bounds each wait. A failure
+// names the step: "write 3 of 1000: …" or "waiting for the peer's write
+// 3 of 1000: …".
+type WritePingPong struct {
+	Local      SGE
+	RemoteAddr uint64
+	RKey       uint32
+	PollOff    int
+	Iters      int
+	Client     bool
+	Inline     bool // each write carries its payload (IBV_SEND_INLINE)
 	Idle       time.Duration
 	Posted     []int64
 }

@@ -526,6 +526,41 @@ func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
 	return nil
 }
 
+// WritePingPong is perftest's run_iter_lat_write on QP 0.
+func (e *perfEndpoint) WritePingPong(p rdma.WritePingPong) error {
+	var wc [1]rdma.WC
+	count := int(p.Local.Addr-e.mr.addr) + int(p.Local.Len) - 1
+	for scnt, rcnt, ccnt := 0, 0, 0; scnt < p.Iters || ccnt < p.Iters || rcnt < p.Iters; {
+		if rcnt < p.Iters && !(scnt < 1 && !p.Client) {
+			rcnt++
+			if err := e.WaitByte(p.PollOff, byte(rcnt), p.Idle, true); err != nil {
+				return fmt.Errorf("waiting for the peer's write %d of %d: %w", rcnt, p.Iters, err)
+			}
+		}
+		if scnt < p.Iters {
+			p.Posted[scnt] = e.clock()
+			scnt++
+			e.f.mu.Lock()
+			e.mr.buf[count] = byte(scnt)
+			e.f.mu.Unlock()
+			wr := rdma.SendWR{Op: rdma.WRRDMAWrite, Local: p.Local, RemoteAddr: p.RemoteAddr, RKey: p.RKey, Signaled: true, Inline: p.Inline}
+			if err := e.post(0, wr); err != nil {
+				return fmt.Errorf("write %d of %d: %w", scnt, p.Iters, err)
+			}
+		}
+		if ccnt < p.Iters {
+			ccnt++
+			if _, err := take(e.send, wc[:], p.Idle); err != nil {
+				return fmt.Errorf("write %d of %d: %w", ccnt, p.Iters, err)
+			}
+			if wc[0].Status != rdma.WCSuccess {
+				return fmt.Errorf("write %d of %d: %w", ccnt, p.Iters, &rdma.WCError{Status: wc[0].Status, VendorErr: wc[0].VendorErr})
+			}
+		}
+	}
+	return nil
+}
+
 // WaitByte looks at the buffer until off reads want or timeout passes.
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
 	if off < 0 || off >= len(e.mr.buf) {
