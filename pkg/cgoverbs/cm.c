@@ -12,7 +12,7 @@
 // librdmacm's calls return -1 and set errno.
 #define CM_CALL(call) ((call) ? -errno : 0)
 
-static socklen_t cm_to_sockaddr(const struct cm_addr *a, struct sockaddr_storage *ss)
+socklen_t cm_to_sockaddr(const struct cm_addr *a, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof *ss);
 	if (a->family == AF_INET) {

@@ -5,6 +5,7 @@
 #define RDMACTL_CM_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include "cmgram.h"
@@ -32,6 +33,8 @@ struct cm_event_copy {
 	uint8_t private_data[CM_PRIVATE_DATA_MAX];
 };
 
+// cm_to_sockaddr fills ss with a; returns its length.
+socklen_t cm_to_sockaddr(const struct cm_addr *a, struct sockaddr_storage *ss);
 int cm_resolve_addr(struct rdma_cm_id *id, const struct cm_addr *src, const struct cm_addr *dst, int timeout_ms);
 int cm_bind_addr(struct rdma_cm_id *id, const struct cm_addr *a);
 // cm_lookup resolves a host name the way getaddrinfo(name, NULL, NULL)

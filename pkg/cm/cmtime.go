@@ -14,21 +14,15 @@ import (
 // cmtime times each step of setting up and tearing down -c connections
 // (client), or accepts them for ever (server).
 type cmtime struct {
-	o       *Options
-	out     *output
-	ec      rdma.EventChannel
-	ids     []rdma.CMID
-	byID    map[rdma.CMID]int
-	failed  []bool
-	retries []int
-	tm      timings
-	started [stepCount]int
-	done    [stepCount]int
-	src     netip.Addr
-	dst     netip.AddrPort
-	fail    failure
-	timed   bool
-	began   time.Time
+	o      *Options
+	out    *output
+	ec     rdma.EventChannel // the server's
+	run    rdma.CMTiming     // the client's
+	failed []bool
+	tm     timings
+	fail   failure
+	timed  bool
+	began  time.Time
 }
 
 // CmtimeDocument is cmtime's --json document.
@@ -45,22 +39,26 @@ type CmtimeDocument struct {
 }
 
 func runCmtime(o *Options) error {
-	c := &cmtime{o: o, out: newOutput(o), byID: map[rdma.CMID]int{}, began: time.Now()}
-	ec, err := o.CM.CreateEventChannel()
-	if err != nil {
-		c.fail.noteCall(err)
-		if errnoOf(err) == syscall.ENODEV {
-			c.out.errorf("No RDMA devices were detected\n")
-		} else {
-			c.out.perror("failed to create RDMA CM event channel", err)
-		}
-		return c.finish(1)
-	}
-	c.ec = ec
-	defer ec.Close()
+	c := &cmtime{o: o, out: newOutput(o), began: time.Now()}
 	if o.Server == "" {
+		ec, err := o.CM.CreateEventChannel()
+		if err != nil {
+			return c.finish(c.noChannel(err))
+		}
+		defer ec.Close()
+		c.ec = ec
 		return c.finish(c.server())
 	}
+	timer, ok := o.CM.(rdma.CMTimer)
+	if !ok {
+		return c.finish(c.noChannel(&rdma.Error{Op: "rdma_create_event_channel", Errno: syscall.ENOSYS}))
+	}
+	run, err := timer.OpenCMTiming(max(o.Connections, 0))
+	if err != nil {
+		return c.finish(c.noChannel(err))
+	}
+	defer run.Close()
+	c.run = run
 	ret := c.allocNodes()
 	if ret == 0 {
 		ret = c.client()
@@ -69,6 +67,18 @@ func runCmtime(o *Options) error {
 		c.cleanup()
 	}
 	return c.finish(ret)
+}
+
+// noChannel reports an event channel that could not be had, as cmtime
+// does.
+func (c *cmtime) noChannel(err error) int {
+	c.fail.noteCall(err)
+	if errnoOf(err) == syscall.ENODEV {
+		c.out.errorf("No RDMA devices were detected\n")
+	} else {
+		c.out.perror("failed to create RDMA CM event channel", err)
+	}
+	return 1
 }
 
 func (c *cmtime) finish(ret int) error {
@@ -97,7 +107,7 @@ func (c *cmtime) finish(ret int) error {
 			}
 		}
 		doc := CmtimeDocument{Tool: "cmtime", OK: ret == 0 && !c.timed && !anyFailed, Role: role,
-			Connections: len(c.ids), Steps: rows, ConnPerSecond: c.tm.perSecond(),
+			Connections: len(c.tm.conns), Steps: rows, ConnPerSecond: c.tm.perSecond(),
 			Connect: c.tm.connectPercentiles(), Output: c.out.lines}
 		if !doc.OK {
 			code := ret & 0xff
@@ -123,218 +133,112 @@ func (c *cmtime) finish(ret int) error {
 	return exitFor(ret)
 }
 
+// step runs one step of the client over every connection, keeps its
+// figures and prints each failure as cmtime does.
+func (c *cmtime) step(s rdma.CMStep, a rdma.CMStepArgs) rdma.CMStepResult {
+	if c.o.Timeout > 0 {
+		a.Idle = c.o.Timeout
+	} else {
+		a.Idle = -1
+	}
+	res, err := c.run.Step(s, a)
+	for i, sp := range res.Conns {
+		if i < len(c.tm.conns) {
+			c.tm.conns[i][s] = span{sp.Start, sp.End}
+		}
+	}
+	c.tm.total[s] = span{res.Start, res.End}
+	for _, f := range res.Failures {
+		if f.Conn < len(c.failed) {
+			c.failed[f.Conn] = true
+		}
+		if f.Err != nil {
+			c.fail.noteCall(f.Err)
+			if what := cmtimeCallFailure[s]; what != "" {
+				c.out.perror(what, f.Err)
+			}
+			continue
+		}
+		c.fail.noteEvent(*f.Event)
+		switch f.Event.Type {
+		case rdma.CMEventAddrError, rdma.CMEventRouteError:
+			c.out.printf("%s, error: %d\n", f.Event.Type, f.Event.Status)
+		default:
+			c.out.printf("event: %s, error: %d\n", f.Event.Type, f.Event.Status)
+		}
+	}
+	switch {
+	case err == rdma.ErrTimeout:
+		c.timed = true
+		c.fail.noteTimeout(c.o.Timeout, "the "+stepNames[s]+" events")
+	case err != nil:
+		c.out.perror("failure in rdma_get_cm_event in process_server_events", err)
+	}
+	return res
+}
+
+// What cmtime prints when a step's call fails (perror's prefix); create
+// id prints nothing, and disconnect and destroy do not fail.
+var cmtimeCallFailure = [rdma.CMSteps]string{
+	rdma.CMStepBind:         "failure bind addr",
+	rdma.CMStepResolveAddr:  "failure getting addr",
+	rdma.CMStepResolveRoute: "failure resolving route",
+	rdma.CMStepCreateQP:     "failure creating qp",
+	rdma.CMStepConnect:      "failure rconnecting",
+}
+
 func (c *cmtime) allocNodes() int {
 	n := max(c.o.Connections, 0)
-	c.ids = make([]rdma.CMID, n)
 	c.failed = make([]bool, n)
-	c.retries = make([]int, n)
 	c.tm.conns = make([][stepCount]span, n)
 	c.out.printf("creating id\n")
-	c.tm.total[stepCreateID].start = time.Now()
-	for i := range c.ids {
-		c.tm.conns[i][stepCreateID].start = time.Now()
-		id, err := c.ec.CreateID()
-		if err != nil {
-			c.fail.noteCall(err)
-			for j := 0; j < i; j++ {
-				c.ids[j].Close()
-				c.ids[j] = nil
-			}
-			return -int(errnoOf(err))
-		}
-		c.ids[i] = id
-		c.byID[id] = i
-		c.tm.conns[i][stepCreateID].end = time.Now()
+	for _, f := range c.step(rdma.CMStepCreateID, rdma.CMStepArgs{}).Failures {
+		return -int(errnoOf(f.Err))
 	}
-	c.tm.total[stepCreateID].end = time.Now()
 	return 0
 }
 
 func (c *cmtime) cleanup() {
 	c.out.printf("destroying id\n")
-	c.tm.total[stepDestroy].start = time.Now()
-	for i, id := range c.ids {
-		c.tm.conns[i][stepDestroy].start = time.Now()
-		if id != nil {
-			id.Close()
-		}
-		c.tm.conns[i][stepDestroy].end = time.Now()
-	}
-	c.tm.total[stepDestroy].end = time.Now()
-}
-
-func (c *cmtime) timeout() time.Duration {
-	return time.Duration(c.o.TimeoutMs) * time.Millisecond
-}
-
-// wait handles events until step's started operations all completed.
-func (c *cmtime) wait(step int) bool {
-	for c.done[step] < c.started[step] {
-		t := time.Duration(-1)
-		if c.o.Timeout > 0 {
-			t = c.o.Timeout
-		}
-		ev, err := c.ec.GetEvent(t)
-		if err == rdma.ErrTimeout {
-			c.timed = true
-			c.fail.noteTimeout(c.o.Timeout, "the "+stepNames[step]+" events")
-			return false
-		}
-		if err != nil {
-			c.out.perror("failure in rdma_get_cm_event in process_server_events", err)
-			return false
-		}
-		c.handle(ev)
-	}
-	return true
-}
-
-func (c *cmtime) end(i, step int) {
-	c.tm.conns[i][step].end = time.Now()
-	c.done[step]++
-}
-
-func (c *cmtime) handle(ev rdma.CMEvent) {
-	i, ok := c.byID[ev.ID]
-	if !ok {
-		return
-	}
-	switch ev.Type {
-	case rdma.CMEventAddrResolved:
-		c.end(i, stepResolveAddr)
-	case rdma.CMEventRouteResolved:
-		c.end(i, stepResolveRoute)
-	case rdma.CMEventEstablished:
-		c.end(i, stepConnect)
-	case rdma.CMEventAddrError:
-		if c.retries[i] > 0 {
-			c.retries[i]--
-			if c.ids[i].ResolveAddr(c.src, c.dst, c.timeout()) == nil {
-				return
-			}
-		}
-		c.fail.noteEvent(ev)
-		c.out.printf("RDMA_CM_EVENT_ADDR_ERROR, error: %d\n", ev.Status)
-		c.end(i, stepResolveAddr)
-		c.failed[i] = true
-	case rdma.CMEventRouteError:
-		if c.retries[i] > 0 {
-			c.retries[i]--
-			if c.ids[i].ResolveRoute(c.timeout()) == nil {
-				return
-			}
-		}
-		c.fail.noteEvent(ev)
-		c.out.printf("RDMA_CM_EVENT_ROUTE_ERROR, error: %d\n", ev.Status)
-		c.end(i, stepResolveRoute)
-		c.failed[i] = true
-	case rdma.CMEventConnectError, rdma.CMEventUnreachable, rdma.CMEventRejected:
-		c.fail.noteEvent(ev)
-		c.out.printf("event: %s, error: %d\n", ev.Type, ev.Status)
-		c.end(i, stepConnect)
-		c.failed[i] = true
-	case rdma.CMEventDisconnected:
-		c.end(i, stepDisconnect)
-	}
-}
-
-// each runs op on every connection that has not failed, timing it as
-// step, and counts those that started.
-func (c *cmtime) each(step int, what string, op func(i int) error, async bool) {
-	c.tm.total[step].start = time.Now()
-	for i, id := range c.ids {
-		if c.failed[i] || id == nil {
-			continue
-		}
-		c.tm.conns[i][step].start = time.Now()
-		if err := op(i); err != nil {
-			c.fail.noteCall(err)
-			c.out.perror(what, err)
-			c.failed[i] = true
-			continue
-		}
-		if async {
-			c.started[step]++
-		} else {
-			c.tm.conns[i][step].end = time.Now()
-		}
-	}
-	if async && !c.wait(step) {
-		return
-	}
-	c.tm.total[step].end = time.Now()
+	c.step(rdma.CMStepDestroy, rdma.CMStepArgs{})
 }
 
 func (c *cmtime) client() int {
 	p, err := portOf(c.o.Port)
-	var a netip.Addr
+	var src, dst netip.Addr
 	if err == nil && c.o.Bind != "" {
-		c.src, err = lookup(c.o.CM, c.o.Bind)
+		src, err = lookup(c.o.CM, c.o.Bind)
 	}
 	if err == nil {
-		a, err = lookup(c.o.CM, c.o.Server)
+		dst, err = lookup(c.o.CM, c.o.Server)
 	}
 	if err != nil {
 		c.fail.noteCall(err)
 		c.out.printf("getaddrinfo error: %s\n", gaiText(err))
 		return lookupStatus(err)
 	}
-	c.dst = netip.AddrPortFrom(a, p)
+	a := rdma.CMStepArgs{Src: src, Dst: netip.AddrPortFrom(dst, p), Retries: c.o.Retries,
+		ResolveTimeout: time.Duration(c.o.TimeoutMs) * time.Millisecond, RetryCount: uint8(c.o.Retries)}
 	if c.o.Bind != "" {
 		c.out.printf("binding source address\n")
-		c.each(stepBind, "failure bind addr", func(i int) error {
-			return c.ids[i].Bind(netip.AddrPortFrom(c.src, 0))
-		}, false)
+		c.step(rdma.CMStepBind, a)
 	}
-	c.out.printf("resolving address\n")
-	c.each(stepResolveAddr, "failure getting addr", func(i int) error {
-		c.retries[i] = c.o.Retries
-		return c.ids[i].ResolveAddr(c.src, c.dst, c.timeout())
-	}, true)
-	if c.timed {
-		return 1
+	steps := []struct {
+		line string
+		step rdma.CMStep
+	}{
+		{"resolving address", rdma.CMStepResolveAddr},
+		{"resolving route", rdma.CMStepResolveRoute},
+		{"creating qp", rdma.CMStepCreateQP},
+		{"connecting", rdma.CMStepConnect},
+		{"disconnecting", rdma.CMStepDisconnect},
 	}
-	c.out.printf("resolving route\n")
-	c.each(stepResolveRoute, "failure resolving route", func(i int) error {
-		c.retries[i] = c.o.Retries
-		return c.ids[i].ResolveRoute(c.timeout())
-	}, true)
-	if c.timed {
-		return 1
-	}
-	c.out.printf("creating qp\n")
-	qps := make([]rdma.QP, len(c.ids))
-	var verbs cmtimeVerbs
-	defer func() {
-		for _, qp := range qps {
-			if qp != nil {
-				qp.Close()
-			}
+	for _, st := range steps {
+		c.out.printf("%s\n", st.line)
+		c.step(st.step, a)
+		if c.timed {
+			return 1
 		}
-		verbs.close()
-	}()
-	c.each(stepCreateQP, "failure creating qp", func(i int) error {
-		var err error
-		qps[i], err = verbs.createQP(c.ids[i])
-		return err
-	}, false)
-	c.out.printf("connecting\n")
-	param := &rdma.ConnParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: uint8(c.o.Retries)}
-	c.each(stepConnect, "failure rconnecting", func(i int) error { return c.ids[i].Connect(param) }, true)
-	if c.timed {
-		return 1
-	}
-	c.out.printf("disconnecting\n")
-	c.each(stepDisconnect, "", func(i int) error {
-		c.ids[i].Disconnect()
-		if qps[i] != nil {
-			qps[i].Close()
-			qps[i] = nil
-		}
-		return nil
-	}, true)
-	if c.timed {
-		return 1
 	}
 	return 0
 }

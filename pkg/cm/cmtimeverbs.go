@@ -6,11 +6,12 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// cmtimeVerbs are the PD and CQs every QP of a cmtime run shares. cmtime
-// passes one init-attribute struct to every rdma_create_qp, and the call
-// writes the CQs it made for the first QP back into it, so each later QP
-// is created on those CQs and costs a QP alone. rdmactl shares them on
-// purpose, so that its create-qp and disconnect steps time the same work.
+// cmtimeVerbs are the PD and CQs every QP of cmtime's server shares.
+// cmtime passes one init-attribute struct to every rdma_create_qp, and
+// the call writes the CQs it made for the first QP back into it, so each
+// later QP is created on those CQs and costs a QP alone. rdmactl shares
+// them on purpose, so that it does the same work (the client's QPs, made
+// by the rdma.CMTimer, share theirs too).
 type cmtimeVerbs struct {
 	pd         rdma.PD
 	send, recv rdma.CQ

@@ -243,6 +243,27 @@ func TestCmtimeTimesEachStep(t *testing.T) {
 	}
 }
 
+// cmtime's client takes each event as it comes, as cmtime's event thread
+// does, not once it has started every connection: while its second
+// rdma_connect is slow, the first connection is established and stamped.
+func TestCmtimeTakesEventsWhileItConnects(t *testing.T) {
+	f, _, _ := newFabric()
+	const slow = 400 * time.Millisecond
+	f.DelayConnect(2, slow)
+	srv := options(f, "cmtime", func(o *Options) { o.Timeout = 2 * slow })
+	cl := options(f, "cmtime", func(o *Options) { o.Server, o.Connections, o.JSON = "10.9.0.1", 2, true })
+	_, c := pair(t, f, srv, cl, 7471)
+	var doc CmtimeDocument
+	if err := json.Unmarshal([]byte(c.out), &doc); err != nil || c.code != 0 {
+		t.Fatalf("client %+v: %v", c, err)
+	}
+	for _, r := range doc.Steps {
+		if r.Step == "connect" && (r.MinUs >= float64(slow.Microseconds())/2 || r.MaxMs < float64(slow.Milliseconds())) {
+			t.Errorf("connect took %.0f us at least and %.1f ms at most, want the first well under %v and the second over it", r.MinUs, r.MaxMs, slow)
+		}
+	}
+}
+
 // cmtime's QPs share the CQs made for the first one on each side, as
 // every rdma_create_qp of the C tool gets the first QP's CQs back.
 func TestCmtimeQPsShareTheFirstQPsCQs(t *testing.T) {

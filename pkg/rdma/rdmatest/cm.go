@@ -381,6 +381,7 @@ func (id *CMID) Migrate(ch rdma.EventChannel) error {
 // here when nothing listens.
 func (id *CMID) Connect(p *rdma.ConnParam) error {
 	f := id.f
+	time.Sleep(f.connectDelay())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.call("rdma_connect"); err != nil {

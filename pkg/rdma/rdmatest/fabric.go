@@ -60,6 +60,9 @@ type Fabric struct {
 	// the order of the connects (0: none set).
 	connectTOS []uint8
 	wire       time.Duration
+	// connectDelays[k] is how long the k-th next rdma_connect waits
+	// before it starts (DelayConnect).
+	connectDelays []time.Duration
 }
 
 // NewFabric is an empty network.
@@ -86,6 +89,30 @@ func (f *Fabric) FailNextCompletion(status rdma.WCStatus) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failWC = append(f.failWC, status)
+}
+
+// DelayConnect makes the n-th next rdma_connect (1: the next) wait d
+// before it starts, as a connect the kernel is slow to take; the fabric
+// goes on meanwhile.
+func (f *Fabric) DelayConnect(n int, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.connectDelays) < n {
+		f.connectDelays = append(f.connectDelays, 0)
+	}
+	f.connectDelays[n-1] = d
+}
+
+// connectDelay takes the delay of this rdma_connect; f.mu not held.
+func (f *Fabric) connectDelay() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.connectDelays) == 0 {
+		return 0
+	}
+	d := f.connectDelays[0]
+	f.connectDelays = f.connectDelays[1:]
+	return d
 }
 
 // CorruptNextSends makes the next n SENDs arrive with their first byte
