@@ -293,6 +293,13 @@ perf_pair() {
 	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
 }
 
+# median "A, B, C…": the middle of a round list (the mean of the middle
+# two when even). The best round says what a tool can do; the median,
+# less at the mercy of one lucky round, is printed beside it.
+median() {
+	echo "$1" | tr ',' '\n' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # keep NAME VALUE BETTER [CPU]: adds VALUE to NAME's rounds (all) and makes
 # it NAME's best when there is none yet or it is BETTER ("<" or ">") than
 # the best so far; CPU, the round's CPU seconds, is kept beside it (bcpu).
@@ -427,9 +434,12 @@ pingpong_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name s c <<<"$v"
-			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" 'BEGIN {
-				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0) }'
-			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}')"
+			local med medref
+			med=$(median "${all[$name]}")
+			medref=$(median "${all[ibv_rc_pingpong]}")
+			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" -v md="$med" -v mref="$medref" 'BEGIN {
+				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)  median %8.2f (%.2fx)\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0), md, md/mref }'
+			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_median\": $med, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}')"
 		done
 		unset best bcpu all
 	done
@@ -467,9 +477,12 @@ cm_part() {
 	kill $spid 2>/dev/null || true
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name c <<<"$v"
-		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" 'BEGIN {
-			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)\n", k, n, b, b/ref }'
-		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}')"
+		local med medref
+		med=$(median "${all[$name]}")
+		medref=$(median "${all[cmtime]}")
+		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" 'BEGIN {
+			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)\n", k, n, b, b/ref, m, m/mref }'
+		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}')"
 	done
 }
 
