@@ -206,6 +206,16 @@ func TestSingleCMCmtime(t *testing.T) {
 	real.Stdout, ours.Stdout = maskCmtime(real.Stdout), maskCmtime(ours.Stdout)
 	sameCMResult(t, "rdmactl cm cmtime against cmtime's server", real, ours)
 
+	// -b adds the bind step, and the resolves start from that address.
+	bound := []string{"-b", "10.9.0.1", "-s", "10.9.0.1", "-c", "20", "-p", "7484"}
+	realBound := cmtimeAgainstCServer(t, cTool("cmtime"), bound...)
+	oursBound := cmtimeAgainstCServer(t, ourTool("cmtime"), bound...)
+	if realBound.Code != 0 || !strings.Contains(realBound.Stdout, "bind addr    :") {
+		t.Fatalf("cmtime -b failed in the lab: %+v", realBound)
+	}
+	realBound.Stdout, oursBound.Stdout = maskCmtime(realBound.Stdout), maskCmtime(oursBound.Stdout)
+	sameCMResult(t, "rdmactl cm cmtime -b against cmtime's server", realBound, oursBound)
+
 	// rdmactl's server, which ends after --timeout without a connection.
 	sn, sa := ourTool("cmtime").argv("-p", "7485", "--timeout", "5s")
 	our := start(t, 3*time.Minute, sn, sa...)
@@ -236,6 +246,7 @@ func TestSingleCMFailures(t *testing.T) {
 		{"udaddy", "-s", "10.9.0.1"},
 		{"rdma_client", "-s", "10.9.0.1", "-p", "7486"},
 		{"cmtime", "-s", "10.9.0.1", "-c", "2", "-p", "7486"},
+		{"cmtime", "-s", "10.9.0.77", "-c", "2", "-t", "500"},
 		{"ucmatose", "-s", "10.9.0.77"},
 		{"udaddy", "-s", "10.9.0.77"},
 		{"rdma_client", "-s", "10.9.0.77"},
@@ -249,8 +260,8 @@ func TestSingleCMFailures(t *testing.T) {
 			real := run(t, time.Minute, cn, ca...)
 			on, oa := ourTool(args[0]).argv(args[1:]...)
 			ours := run(t, time.Minute, on, oa...)
-			// cmtime reports rejected connections and still exits 0.
-			if real.Code == 0 && args[0] != "cmtime" || args[0] == "cmtime" && !strings.Contains(real.Stdout, "REJECTED") {
+			// cmtime reports failed connections and still exits 0.
+			if real.Code == 0 && args[0] != "cmtime" || args[0] == "cmtime" && !strings.Contains(real.Stdout, "REJECTED") && !strings.Contains(real.Stdout, "_ERROR") {
 				t.Fatalf("%s did not fail in the lab: %+v", cn, real)
 			}
 			if args[0] == "cmtime" {
