@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -222,5 +223,60 @@ func TestTwoHostsPingpongInterop(t *testing.T) {
 		srv, cli = crossPingpong(t, kind, "rdmactl", "c", common, []string{"-g", "auto"}, []string{"-g", gb})
 		sameResult(t, kind+": rdmactl server on A of the C client on B", refSrv, maskPingpong(srv))
 		sameResult(t, kind+": C client on B of rdmactl on A", refCli, maskPingpong(cli))
+	}
+}
+
+// TestSinglePingpongLostPeer: the C server stops (SIGSTOP) in the middle
+// of a run. An rdmactl client, polling or sleeping on completion events
+// (-e, which waits in read as the tools do), ends within its --timeout
+// with exit 1; and one without --timeout ends on SIGINT.
+func TestSinglePingpongLostPeer(t *testing.T) {
+	g := gidOf(t, "10.9.0.1")
+	for _, c := range []struct {
+		kind, mode string
+		interrupt  bool
+	}{{"rc", "-e", false}, {"srq", "-e", false}, {"rc", "", false}, {"rc", "-e", true}} {
+		t.Run(strings.TrimSpace(fmt.Sprintf("%s %s interrupt=%v", c.kind, c.mode, c.interrupt)), func(t *testing.T) {
+			port := nextPingpongPort()
+			common := []string{"-p", fmt.Sprint(port), "-d", "rxe0", "-g", g, "-n", "1000000"}
+			if c.mode != "" {
+				common = append(common, c.mode)
+			}
+			sn, sa := pingpongCmd(c.kind, "c", common...)
+			srv := start(t, 2*time.Minute, sn, sa...)
+			waitTCPListen(t, port)
+			args := append([]string{}, common...)
+			if !c.interrupt {
+				args = append(args, "--timeout", "3s")
+			}
+			cn, ca := pingpongCmd(c.kind, "rdmactl", append(args, "10.9.0.1")...)
+			cli := start(t, 2*time.Minute, cn, ca...)
+			time.Sleep(2 * time.Second) // some round trips first
+			if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			defer srv.cmd.Process.Signal(syscall.SIGCONT)
+			stopped := time.Now()
+			bound := 3 * time.Second
+			if c.interrupt {
+				time.Sleep(time.Second)
+				stopped = time.Now()
+				bound = 0
+				if err := cli.cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := cli.wait(t)
+			if took := time.Since(stopped); took > bound+2*time.Second {
+				t.Errorf("the client ended %v after the peer was lost, bound %v", took, bound)
+			}
+			if c.interrupt {
+				if r.Code == 0 {
+					t.Errorf("interrupted client: exit 0: %+v", r)
+				}
+			} else if r.Code != 1 || !strings.Contains(r.Stderr, "--timeout") {
+				t.Errorf("want exit 1 naming --timeout: %+v", r)
+			}
+		})
 	}
 }
