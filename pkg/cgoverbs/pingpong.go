@@ -1,6 +1,7 @@
 package cgoverbs
 
 /*
+#cgo LDFLAGS: -lrt
 #include <stdlib.h>
 #include "pingpong.h"
 */

@@ -141,6 +141,10 @@ var Flags = []Flag{
 		Check: latencyOnly("-U", " is Available only on Latency tests")},
 	{Long: "atomic_type", Short: "A", Usage: "the atomic tests' operation: CMP_AND_SWAP or FETCH_AND_ADD (default)", Value: func(v *FlagValues) any { return &v.AtomicType },
 		Check: func(t Test, v *FlagValues) error {
+			// perftest looks at the test before the value
+			if !t.IsAtomic() {
+				return refuse("-A", v.AtomicType, notAtomicTest)
+			}
 			if v.AtomicType != FetchAndAdd && v.AtomicType != CmpAndSwap {
 				return refuse("-A", v.AtomicType, "Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}")
 			}

@@ -208,6 +208,10 @@ func (e *Refusal) Error() string {
 	return e.Flag + " " + e.Value + ": " + e.Text
 }
 
+// notAtomicTest is perftest's refusal of -A on a test other than the
+// atomic ones (its two lines, joined).
+const notAtomicTest = "You are not running the atomic_lat/bw test! To change the atomic action type, you must run one of the atomic tests"
+
 func refuse(flag string, v any, text string) error {
 	return &Refusal{Flag: flag, Value: fmt.Sprint(v), Text: text}
 }
@@ -258,6 +262,9 @@ func (o Options) Resolve() (Resolved, error) {
 	}
 	if r.QPs > rdma.MaxPerfQPs {
 		return r, fmt.Errorf("-q %d: rdmactl runs 1 to %d QPs", r.QPs, rdma.MaxPerfQPs)
+	}
+	if r.AtomicType != "" && !o.Test.IsAtomic() {
+		return r, refuse("-A", r.AtomicType, notAtomicTest)
 	}
 	if o.Test.IsAtomic() {
 		if r.Size != 0 && r.Size != atomicSize {
