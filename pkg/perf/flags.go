@@ -74,7 +74,7 @@ var Flags = []Flag{
 	{Long: "port", Short: "p", Usage: "TCP port of the out-of-band exchange", Value: func(v *FlagValues) any { return &v.TCPPort }},
 	{Long: "qp", Short: "q", Usage: "number of QPs (bandwidth tests: 1 to 16)", Value: func(v *FlagValues) any { return &v.QPs }},
 	{Long: "tx-depth", Short: "t", Usage: "send queue depth, 1 to 15000 (default 128 for BW tests, 1 for latency)", Value: func(v *FlagValues) any { return &v.TxDepth }},
-	{Long: "rx-depth", Short: "r", Usage: "receive queue depth of the send tests, 1 to 16384 (default 512)", Value: func(v *FlagValues) any { return &v.RxDepth }},
+	{Long: "rx-depth", Short: "r", Usage: "receive queue depth of the send tests, 1 to 16384 (default 512); the other tests take only 1", Value: func(v *FlagValues) any { return &v.RxDepth }},
 	{Long: "mtu", Short: "m", Usage: "path MTU in bytes: 256 … 4096 (default: the port's active MTU)", Value: func(v *FlagValues) any { return &v.MTU }},
 	{Long: "cq-mod", Short: "Q", Usage: "bandwidth tests: one completion per this many messages, 1 to 1024 (default 100; 1 above 8192 bytes)", Value: func(v *FlagValues) any { return &v.CQModeration },
 		Check: func(t Test, v *FlagValues) error {

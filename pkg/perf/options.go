@@ -208,9 +208,12 @@ func (e *Refusal) Error() string {
 	return e.Flag + " " + e.Value + ": " + e.Text
 }
 
-// notAtomicTest is perftest's refusal of -A on a test other than the
-// atomic ones (its two lines, joined).
-const notAtomicTest = "You are not running the atomic_lat/bw test! To change the atomic action type, you must run one of the atomic tests"
+// Perftest's refusals of the atomic options: -A on another test (its
+// two lines, joined), and a size other than 8 (or -a) on an atomic test.
+const (
+	notAtomicTest   = "You are not running the atomic_lat/bw test! To change the atomic action type, you must run one of the atomic tests"
+	atomicSizeFixed = "Message size cannot be changed for Atomic tests"
+)
 
 func refuse(flag string, v any, text string) error {
 	return &Refusal{Flag: flag, Value: fmt.Sprint(v), Text: text}
@@ -266,29 +269,18 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.AtomicType != "" && !o.Test.IsAtomic() {
 		return r, refuse("-A", r.AtomicType, notAtomicTest)
 	}
-	if o.Test.IsAtomic() {
-		if r.Size != 0 && r.Size != atomicSize {
-			return r, fmt.Errorf("-s %d: the atomic tests move %d bytes", r.Size, atomicSize)
-		}
-		if r.All {
-			return r, fmt.Errorf("-a: the atomic tests move %d bytes only", atomicSize)
-		}
-		r.Size = atomicSize
-		if r.AtomicType == "" {
-			r.AtomicType = FetchAndAdd
-		}
-	}
 	if r.Size == 0 {
-		r.Size = defSizeBW
-		if o.Test.Latency() {
+		switch {
+		case o.Test.IsAtomic():
+			r.Size = atomicSize
+		case o.Test.Latency():
 			r.Size = defSizeLat
+		default:
+			r.Size = defSizeBW
 		}
 	}
 	if r.Size < 1 || r.Size > maxPerftestMsg {
 		return r, refuse("-s", r.Size, rangeTexts["-s"])
-	}
-	if r.Size > maxSize {
-		return r, fmt.Errorf("-s %d: rdmactl runs messages of 1 to %d bytes", r.Size, maxSize)
 	}
 	if r.Iters == 0 {
 		r.Iters = defIters
@@ -310,17 +302,36 @@ func (o Options) Resolve() (Resolved, error) {
 			r.Duration = defInfinitePeriod
 		}
 	}
-	if r.Duration > 0 && r.All {
-		return r, refuse("", "", "Duration mode currently doesn't support running on all sizes.")
-	}
+	// perftest's parser checks -t and -r as it reads them, before its
+	// dependencies: the atomic size, then -D with -a
 	if r.TxDepth != 0 && (r.TxDepth < 1 || r.TxDepth > maxTxDepth) {
 		return r, refuse("-t", r.TxDepth, rangeTexts["-t"])
 	}
 	if r.RxDepth != 0 && (r.RxDepth < minRx || r.RxDepth > maxRx) {
 		return r, refuse("-r", r.RxDepth, rangeTexts["-r"])
 	}
-	if r.RxDepth > 1 && o.Test.fetches() {
+	if r.RxDepth > 1 && !o.Test.IsSend() {
+		// perftest 4.5-0.17 (the write tests too; newer ones take -r
+		// on the write tests)
 		return r, refuse("-r", r.RxDepth, "On RDMA verbs rx depth can be only 1")
+	}
+	if o.Test.IsAtomic() {
+		// -a runs perftest's largest size, which is not 8 either
+		if r.All {
+			return r, refuse("", "", atomicSizeFixed)
+		}
+		if r.Size != atomicSize {
+			return r, refuse("-s", r.Size, atomicSizeFixed)
+		}
+		if r.AtomicType == "" {
+			r.AtomicType = FetchAndAdd
+		}
+	}
+	if r.Size > maxSize {
+		return r, fmt.Errorf("-s %d: rdmactl runs messages of 1 to %d bytes", r.Size, maxSize)
+	}
+	if r.Duration > 0 && r.All {
+		return r, refuse("", "", "Duration mode currently doesn't support running on all sizes.")
 	}
 	if r.Conn == 0 {
 		r.Conn = rdma.QPTypeRC
@@ -384,7 +395,7 @@ func (o Options) Resolve() (Resolved, error) {
 		r.TxDepth = r.Iters
 	}
 	if !o.Test.IsSend() {
-		r.RxDepth = 1 // as perftest, which takes -r for write tests and ignores it
+		r.RxDepth = 1 // the only -r these tests take
 	} else {
 		if r.RxDepth == 0 {
 			r.RxDepth = defRxSend

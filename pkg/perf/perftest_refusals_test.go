@@ -44,3 +44,69 @@ func TestAtomicTypeOnlyOnAtomicTests(t *testing.T) {
 		}
 	}
 }
+
+// TestRxDepthOnlyOneOffSendTests: perftest 4.5-0.17 takes -r above 1 on
+// the send tests only; ib_write_bw and ib_write_lat -r 2 exit 1 in the
+// lab as the read and atomic tests do. -r 1 is taken everywhere.
+func TestRxDepthOnlyOneOffSendTests(t *testing.T) {
+	for _, test := range []Test{WriteBW, WriteLat, ReadBW, ReadLat, AtomicBW, AtomicLat} {
+		_, err := resolveFlags(t, test, map[string]string{"rx-depth": "2"})
+		wantRefusal(t, test.String()+" -r 2", err, "-r 2: On RDMA verbs rx depth can be only 1")
+		if _, err := resolveFlags(t, test, map[string]string{"rx-depth": "1"}); err != nil {
+			t.Errorf("%s -r 1: %v", test, err)
+		}
+	}
+	_, err := Options{Test: WriteBW, RxDepth: 64}.Resolve()
+	wantRefusal(t, "write_bw Options.RxDepth 64", err, "On RDMA verbs rx depth can be only 1")
+	for _, test := range []Test{SendBW, SendLat} {
+		if _, err := resolveFlags(t, test, map[string]string{"rx-depth": "2"}); err != nil {
+			t.Errorf("%s -r 2: %v", test, err)
+		}
+	}
+	// the range comes first, as in perftest's parser
+	_, err = resolveFlags(t, WriteBW, map[string]string{"rx-depth": "20000"})
+	wantRefusal(t, "write_bw -r 20000", err, "Rx depth should be between 1 and 16384")
+}
+
+// TestAtomicSizeAsPerftest: ib_atomic_bw and ib_atomic_lat with a size
+// other than 8, or -a, print "Message size cannot be changed for Atomic
+// tests" and exit 1 (lab, perftest 4.5-0.17); a size out of -s's range
+// is refused by the range first.
+func TestAtomicSizeAsPerftest(t *testing.T) {
+	const text = "Message size cannot be changed for Atomic tests"
+	for _, c := range []struct {
+		test Test
+		args map[string]string
+	}{
+		{AtomicBW, map[string]string{"size": "16"}},
+		{AtomicLat, map[string]string{"size": "16"}},
+		{AtomicBW, map[string]string{"size": "4"}},
+		{AtomicBW, map[string]string{"size": "16777216"}}, // past rdmactl's own bound too
+		{AtomicBW, map[string]string{"all": ""}},
+		{AtomicLat, map[string]string{"all": "", "size": "8"}},
+	} {
+		_, err := resolveFlags(t, c.test, c.args)
+		wantRefusal(t, c.test.String()+" "+strings.Join(keys(c.args), " "), err, text)
+	}
+	_, err := resolveFlags(t, AtomicBW, map[string]string{"size": "3000000000"})
+	wantRefusal(t, "atomic_bw -s 3000000000", err, "Message Size should be between 1 and 2147483647")
+	_, err = resolveFlags(t, AtomicBW, map[string]string{"size": "16", "iters": "4"})
+	wantRefusal(t, "atomic_bw -s 16 -n 4", err, "Iteration num should be between 5 and 100000000")
+	for _, test := range []Test{AtomicBW, AtomicLat} {
+		if r, err := (Options{Test: test, Size: 8}).Resolve(); err != nil || r.Size != 8 {
+			t.Errorf("%s -s 8: %v, size %d", test, err, r.Size)
+		}
+	}
+	// --run_infinitely takes -a's place in perftest: the size stays 8
+	if r, err := (Options{Test: AtomicBW, All: true, RunInfinitely: true}).Resolve(); err != nil || r.Size != 8 {
+		t.Errorf("atomic_bw -a --run_infinitely: %v, size %d", err, r.Size)
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, "--"+k)
+	}
+	return out
+}

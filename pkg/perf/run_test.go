@@ -350,14 +350,15 @@ func TestResolveRxDepth(t *testing.T) {
 		{Options{Test: SendBW, RxDepth: 7}, 8},                 // perftest's odd-depth work-around
 		{Options{Test: SendBW, RxDepth: 600, Iters: 100}, 100}, // at most the iterations
 		{Options{Test: SendLat, RxDepth: 4}, 4},
-		{Options{Test: WriteBW, RxDepth: 64}, 1}, // taken and ignored, as perftest
+		{Options{Test: WriteBW, RxDepth: 1}, 1},
+		{Options{Test: WriteBW}, 1},
 	} {
 		r, err := c.o.Resolve()
 		if err != nil || r.RxDepth != c.want {
 			t.Errorf("%s -r %d: got %d, %v; want %d", c.o.Test, c.o.RxDepth, r.RxDepth, err, c.want)
 		}
 	}
-	for _, o := range []Options{{Test: SendBW, RxDepth: -1}, {Test: SendBW, RxDepth: 16385}, {Test: ReadBW, RxDepth: 2}, {Test: ReadLat, RxDepth: 2}} {
+	for _, o := range []Options{{Test: SendBW, RxDepth: -1}, {Test: SendBW, RxDepth: 16385}, {Test: ReadBW, RxDepth: 2}, {Test: ReadLat, RxDepth: 2}, {Test: WriteBW, RxDepth: 64}, {Test: WriteLat, RxDepth: 2}} {
 		if _, err := o.Resolve(); err == nil || !strings.HasPrefix(err.Error(), "-r ") {
 			t.Errorf("%s -r %d: got %v, want a -r error", o.Test, o.RxDepth, err)
 		}
