@@ -71,7 +71,7 @@ func TestPerfLongOptionPrefixes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"write_bw", "--report"}, "option '--report' is ambiguous; possibilities: '--report-both' '--report-counters' '--report-cycles' '--report-histogram' '--report-unsorted' '--report_gbits'"},
+		{[]string{"write_bw", "--report"}, "option '--report' is ambiguous; possibilities: '--report-both' '--report-counters' '--report-cycles' '--report-histogrm' '--report-unsorted' '--report_gbits'"},
 		{[]string{"write_bw", "--bogus"}, "unrecognized option '--bogus'"},
 		{[]string{"write_bw", "-k"}, "unknown shorthand flag: 'k' in -k"},
 		{[]string{"write_bw", "-n", "abc"}, `invalid argument "abc" for "-n, --iters" flag`},

@@ -135,7 +135,7 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "report-histogram", Short: "H", Usage: "latency tests: print every sample after the sort", Value: func(v *FlagValues) any { return &v.Histogram },
+	{Long: "report-histogrm", Short: "H", Usage: "latency tests: print every sample after the sort (sic: perftest's parser spells it so and refuses the --report-histogram its help prints, as rdmactl does)", Value: func(v *FlagValues) any { return &v.Histogram },
 		Check: latencyOnly("-H", " Available only on Latency tests")},
 	{Long: "report-unsorted", Short: "U", Usage: "latency tests: print every sample in the order measured", Value: func(v *FlagValues) any { return &v.Unsorted },
 		Check: latencyOnly("-U", " is Available only on Latency tests")},

@@ -110,3 +110,24 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestHistogramLongNameAsPerftest: perftest 4.5-0.17's table spells -H's
+// long name "report-histogrm"; its getopt_long takes that name and its
+// unique prefixes (--report-h … --report-histogr) and refuses
+// --report-histogram, which its help prints, and --report-histogra
+// (lab: ib_send_lat).
+func TestHistogramLongNameAsPerftest(t *testing.T) {
+	for _, name := range []string{"report-histogrm", "report-h", "report-hi", "report-histogr"} {
+		if full, err := LongOption(name, nil); err != nil || full != "report-histogrm" {
+			t.Errorf("--%s: %q, %v; want --report-histogrm", name, full, err)
+		}
+	}
+	for _, name := range []string{"report-histogram", "report-histogra", "report-histogrmx"} {
+		if full, err := LongOption(name, nil); err == nil || err.Error() != "unrecognized option '--"+name+"'" {
+			t.Errorf("--%s: %q, %v; want getopt's unrecognized option", name, full, err)
+		}
+	}
+	if _, err := resolveFlags(t, WriteBW, map[string]string{"report-histogrm": ""}); err == nil || !strings.HasSuffix(err.Error(), "Available only on Latency tests") {
+		t.Errorf("write_bw --report-histogrm: %v", err)
+	}
+}
