@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -198,23 +199,20 @@ func cmtimeAgainstCServer(t *testing.T, client cmTool, args ...string) result {
 // rdmactl's server, and --json's table as numbers.
 func TestSingleCMCmtime(t *testing.T) {
 	args := []string{"-s", "10.9.0.1", "-c", "20", "-p", "7484"}
-	real := cmtimeAgainstCServer(t, cTool("cmtime"), args...)
-	ours := cmtimeAgainstCServer(t, ourTool("cmtime"), args...)
-	if real.Code != 0 || !strings.Contains(real.Stdout, "connect      :") {
-		t.Fatalf("cmtime failed in the lab: %+v", real)
-	}
-	real.Stdout, ours.Stdout = maskCmtime(real.Stdout), maskCmtime(ours.Stdout)
-	sameCMResult(t, "rdmactl cm cmtime against cmtime's server", real, ours)
-
+	var real result
 	// -b adds the bind step, and the resolves start from that address.
-	bound := []string{"-b", "10.9.0.1", "-s", "10.9.0.1", "-c", "20", "-p", "7484"}
-	realBound := cmtimeAgainstCServer(t, cTool("cmtime"), bound...)
-	oursBound := cmtimeAgainstCServer(t, ourTool("cmtime"), bound...)
-	if realBound.Code != 0 || !strings.Contains(realBound.Stdout, "bind addr    :") {
-		t.Fatalf("cmtime -b failed in the lab: %+v", realBound)
+	for _, a := range [][]string{args, append([]string{"-b", "10.9.0.1"}, args...)} {
+		ref := cmtimeAgainstCServer(t, cTool("cmtime"), a...)
+		ours := cmtimeAgainstCServer(t, ourTool("cmtime"), a...)
+		if ref.Code != 0 || !strings.Contains(ref.Stdout, "connect      :") || a[0] == "-b" && !strings.Contains(ref.Stdout, "bind addr    :") {
+			t.Fatalf("cmtime %v failed in the lab: %+v", a, ref)
+		}
+		ref.Stdout, ours.Stdout = maskCmtime(ref.Stdout), maskCmtime(ours.Stdout)
+		sameCMResult(t, fmt.Sprintf("rdmactl cm cmtime %v against cmtime's server", a), ref, ours)
+		if real.Stdout == "" {
+			real = ref
+		}
 	}
-	realBound.Stdout, oursBound.Stdout = maskCmtime(realBound.Stdout), maskCmtime(oursBound.Stdout)
-	sameCMResult(t, "rdmactl cm cmtime -b against cmtime's server", realBound, oursBound)
 
 	// rdmactl's server, which ends after --timeout without a connection.
 	sn, sa := ourTool("cmtime").argv("-p", "7485", "--timeout", "5s")

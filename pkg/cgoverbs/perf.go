@@ -355,27 +355,25 @@ func (e *perfEndpoint) SendPingPong(p rdma.SendPingPong) error {
 	}
 	l.ah, l.rqpn = ah, C.uint32_t(rqpn)
 	rc := C.pf_send_lat(e.qp.qp, e.sendCQ.cq, e.recvCQ.cq, &l, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
-	if rc == 0 {
-		tickClockOf(l.clk).toNs(p.Posted[:p.Iters])
-		return nil
-	}
-	step := fmt.Sprintf("receive %d of %d", l.at+1, p.Iters)
-	if l.step == 1 {
-		step = fmt.Sprintf("send %d of %d", l.at+1, p.Iters)
-	}
-	return latLoopErr(step, rc, l.bad_status, l.bad_vendor)
+	return latLoopEnd(rc, l.clk, p.Posted[:p.Iters], [2]string{"receive", "send"}[l.step&1], l.at, l.bad_status, l.bad_vendor)
 }
 
-// latLoopErr is what a latency loop's return code rc (not 0) means, named
-// after the step that failed.
-func latLoopErr(step string, rc C.int, status, vendor C.uint32_t) error {
+// latLoopEnd ends a latency loop: with rc 0 it turns the stamps of
+// posted into nanoseconds; otherwise it says what rc means, naming the
+// step that failed and its number at (from 0) of len(posted).
+func latLoopEnd(rc C.int, clk C.struct_pf_clock, posted []int64, step string, at C.int64_t, status, vendor C.uint32_t) error {
+	if rc == 0 {
+		tickClockOf(clk).toNs(posted)
+		return nil
+	}
+	where := fmt.Sprintf("%s %d of %d", step, at+1, len(posted))
 	switch rc {
 	case -1:
-		return fmt.Errorf("%s: %w", step, &rdma.WCError{Status: rdma.WCStatus(status), VendorErr: uint32(vendor)})
+		return fmt.Errorf("%s: %w", where, &rdma.WCError{Status: rdma.WCStatus(status), VendorErr: uint32(vendor)})
 	case -2:
-		return fmt.Errorf("%s: %w", step, rdma.ErrTimeout)
+		return fmt.Errorf("%s: %w", where, rdma.ErrTimeout)
 	}
-	return fmt.Errorf("%s: %w", step, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc)))
+	return fmt.Errorf("%s: %w", where, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc)))
 }
 
 func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
@@ -388,11 +386,7 @@ func (e *perfEndpoint) RequestPingPong(p rdma.RequestPingPong) error {
 		idle_ms: timeoutMillis(p.Idle), iters: C.int64_t(p.Iters),
 	}
 	rc := C.pf_request_lat(e.qp.qp, e.sendCQ.cq, &q, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
-	if rc == 0 {
-		tickClockOf(q.clk).toNs(p.Posted[:p.Iters])
-		return nil
-	}
-	return latLoopErr(fmt.Sprintf("request %d of %d", q.at+1, p.Iters), rc, q.bad_status, q.bad_vendor)
+	return latLoopEnd(rc, q.clk, p.Posted[:p.Iters], "request", q.at, q.bad_status, q.bad_vendor)
 }
 
 func (e *perfEndpoint) WritePingPong(p rdma.WritePingPong) error {
@@ -412,15 +406,7 @@ func (e *perfEndpoint) WritePingPong(p rdma.WritePingPong) error {
 		iters: C.int64_t(p.Iters), client: cBool(p.Client), send_inline: cBool(p.Inline), idle_ms: timeoutMillis(p.Idle),
 	}
 	rc := C.pf_write_lat(e.qp.qp, e.sendCQ.cq, &w, (*C.int64_t)(unsafe.Pointer(&p.Posted[0])))
-	if rc == 0 {
-		tickClockOf(w.clk).toNs(p.Posted[:p.Iters])
-		return nil
-	}
-	step := fmt.Sprintf("write %d of %d", w.at+1, p.Iters)
-	if w.step == 0 {
-		step = fmt.Sprintf("waiting for the peer's write %d of %d", w.at+1, p.Iters)
-	}
-	return latLoopErr(step, rc, w.bad_status, w.bad_vendor)
+	return latLoopEnd(rc, w.clk, p.Posted[:p.Iters], [2]string{"waiting for the peer's write", "write"}[w.step&1], w.at, w.bad_status, w.bad_vendor)
 }
 
 func (e *perfEndpoint) WaitByte(off int, want byte, timeout time.Duration, yield bool) error {
