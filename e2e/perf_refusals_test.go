@@ -115,6 +115,10 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"write_bw", "--report-h"},
 		{"send_lat", "--report-histogram"},
 		{"send_lat", "--report-histogra"},
+		// an option without an argument given one
+		{"send_lat", "--report-histogrm=1"},
+		{"write_bw", "--report_gbits=yes"},
+		{"write_bw", "--bidirectional=1"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)

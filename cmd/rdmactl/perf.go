@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,7 +107,7 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 		usage := pf.Usage
 		switch p := pf.ValueIn(vals).(type) {
 		case *bool:
-			fl.BoolVarP(p, pf.Long, pf.Short, *p, usage)
+			fl.VarPF(perfSwitch{p}, pf.Long, pf.Short, usage).NoOptDefVal = "true"
 		case *int:
 			fl.IntVarP(p, pf.Long, pf.Short, *p, usage)
 		case *int64:
@@ -129,6 +130,11 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 	})
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := err.Error()
+		if strings.Contains(msg, errNoArgument.Error()) {
+			if _, long, ok := strings.Cut(msg, "--"); ok {
+				msg = fmt.Sprintf("option '--%s' %s", long[:strings.IndexByte(long, '"')], errNoArgument)
+			}
+		}
 		if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 			if _, lerr := perf.LongOption(name, perfInheritedFlags); lerr != nil {
 				msg = lerr.Error()
@@ -136,6 +142,24 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 		}
 		return cli.Failf("%s (see '%s --help')", msg, c.CommandPath())
 	})
+}
+
+// perfSwitch is a perf option without an argument, as getopt_long takes
+// one: "--name" sets it (pflag hands Set the NoOptDefVal, "true"), and
+// "--name=VALUE" is refused as perftest refuses it.
+type perfSwitch struct{ p *bool }
+
+var errNoArgument = errors.New("doesn't allow an argument")
+
+func (s perfSwitch) String() string { return strconv.FormatBool(s.p != nil && *s.p) }
+func (s perfSwitch) Type() string   { return "bool" }
+
+func (s perfSwitch) Set(v string) error {
+	if v != "true" {
+		return errNoArgument
+	}
+	*s.p = true
+	return nil
 }
 
 // perfInheritedFlags are the root's flags perf's prefix matching knows

@@ -73,6 +73,8 @@ func TestPerfLongOptionPrefixes(t *testing.T) {
 	}{
 		{[]string{"write_bw", "--report"}, "option '--report' is ambiguous; possibilities: '--report-both' '--report-counters' '--report-cycles' '--report-histogrm' '--report-unsorted' '--report_gbits'"},
 		{[]string{"write_bw", "--bogus"}, "unrecognized option '--bogus'"},
+		{[]string{"write_bw", "--report_gbits=1"}, "option '--report_gbits' doesn't allow an argument"},
+		{[]string{"write_bw", "--report_gb=yes"}, "option '--report_gbits' doesn't allow an argument"},
 		{[]string{"write_bw", "-k"}, "unknown shorthand flag: 'k' in -k"},
 		{[]string{"write_bw", "-n", "abc"}, `invalid argument "abc" for "-n, --iters" flag`},
 	} {
