@@ -37,15 +37,17 @@ static void ct_note(struct ct *t, int conn, int event, int err)
 	t->notes[t->nnotes++] = (struct ct_note){.conn = conn, .event = event, .err = err};
 }
 
-// ct_end stamps the end of c's operation of the step under way, once;
-// an event of no awaited operation counts for nothing. t->mu held.
-static void ct_end(struct ct *t, struct ct_conn *c, int step)
+// ct_end stamps the end of c's operation of the step under way, once,
+// and says whether it did: an event of no awaited operation counts for
+// nothing. t->mu held.
+static int ct_end(struct ct *t, struct ct_conn *c, int step)
 {
 	if (step != t->step || !c->start_us || c->end_us)
-		return;
+		return 0;
 	c->end_us = ct_now_us();
 	t->done++;
 	pthread_cond_broadcast(&t->cond);
+	return 1;
 }
 
 static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
@@ -93,7 +95,9 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 		c->failed = 1;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		ct_end(t, c, CT_DISCONNECT);
+		// the peer's, before ours: our rdma_disconnect will raise none
+		if (!ct_end(t, c, CT_DISCONNECT))
+			c->disconnected = 1;
 		break;
 	default:
 		break;
@@ -274,11 +278,13 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 			continue;
 		pthread_mutex_lock(&t->mu);
 		c->start_us = ct_now_us();
-		// counted before the call, so that its event never comes first
-		t->started += async;
+		// counted before the call, so that its event never comes first;
+		// a connection its peer ended awaits no disconnect event
+		int awaits = async && !(step == CT_DISCONNECT && c->disconnected);
+		t->started += awaits;
 		pthread_mutex_unlock(&t->mu);
 		int rc = ct_op(t, step, c);
-		if (!rc && async)
+		if (!rc && awaits)
 			continue;
 		pthread_mutex_lock(&t->mu);
 		if (!rc) {
@@ -286,7 +292,7 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 		} else {
 			ct_note(t, i, 0, rc);
 			c->failed = 1;
-			t->started -= async;
+			t->started -= awaits;
 		}
 		pthread_mutex_unlock(&t->mu);
 		if (rc && step == CT_CREATE_ID) {

@@ -23,6 +23,7 @@ struct ct_conn {
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
 	int failed, retries;
+	int disconnected; // the peer ended the connection before our disconnect
 	int64_t start_us, end_us; // this step's, gettimeofday's; 0 unset
 };
 

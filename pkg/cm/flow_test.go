@@ -264,6 +264,58 @@ func TestCmtimeTakesEventsWhileItConnects(t *testing.T) {
 	}
 }
 
+// A server that ends each connection as soon as it is up: the client's
+// ids see DISCONNECTED before its own disconnect, which then raises none.
+// cmtime's disconnect step counts them and ends, and so does rdmactl's,
+// well within --timeout.
+func TestCmtimeServerThatDisconnectsFirst(t *testing.T) {
+	f, _, _ := newFabric()
+	ch, err := f.CreateEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	l, _ := ch.CreateID()
+	if err := l.Bind(netip.AddrPortFrom(ip1, 7471)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Listen(4); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		var verbs cmtimeVerbs
+		defer verbs.close()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ev, err := ch.GetEvent(10 * time.Millisecond)
+			if err != nil {
+				continue
+			}
+			switch ev.Type {
+			case rdma.CMEventConnectRequest:
+				if _, err := verbs.createQP(ev.ID); err == nil {
+					ev.ID.Accept(nil)
+				}
+			case rdma.CMEventEstablished:
+				ev.ID.Disconnect()
+			}
+		}
+	}()
+	defer func() { close(stop); <-served }()
+	began := time.Now()
+	r := run(options(f, "cmtime", func(o *Options) { o.Server, o.Connections, o.Timeout = "10.9.0.1", 3, 2*time.Second }))
+	if r.code != 0 || r.err != "" || !strings.Contains(r.out, "disconnecting\ndestroying id\n") || time.Since(began) > time.Second {
+		t.Errorf("after %v: %+v", time.Since(began), r)
+	}
+}
+
 // cmtime's QPs share the CQs made for the first one on each side, as
 // every rdma_create_qp of the C tool gets the first QP's CQs back.
 func TestCmtimeQPsShareTheFirstQPsCQs(t *testing.T) {

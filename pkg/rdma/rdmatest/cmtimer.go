@@ -37,6 +37,8 @@ type timedConn struct {
 	qp      rdma.QP
 	failed  bool
 	retries int
+	// the peer ended the connection before our disconnect
+	disconnected bool
 	span    rdma.CMSpan
 }
 
@@ -120,18 +122,23 @@ func (t *cmTiming) handle(ev rdma.CMEvent) {
 	case rdma.CMEventConnectError, rdma.CMEventUnreachable, rdma.CMEventRejected:
 		fail(rdma.CMStepConnect)
 	case rdma.CMEventDisconnected:
-		t.end(c, rdma.CMStepDisconnect)
+		// the peer's, before ours: our Disconnect will raise none
+		if !t.end(c, rdma.CMStepDisconnect) {
+			c.disconnected = true
+		}
 	}
 }
 
-// end stamps the end of c's operation of the step under way, once.
-func (t *cmTiming) end(c *timedConn, step rdma.CMStep) {
+// end stamps the end of c's operation of the step under way, once, and
+// says whether it did.
+func (t *cmTiming) end(c *timedConn, step rdma.CMStep) bool {
 	if step != t.step || c.span.Start.IsZero() || !c.span.End.IsZero() {
-		return
+		return false
 	}
 	c.span.End = time.Now()
 	t.done++
 	t.changed.Broadcast()
+	return true
 }
 
 func (t *cmTiming) Step(s rdma.CMStep, a rdma.CMStepArgs) (rdma.CMStepResult, error) {
@@ -150,12 +157,13 @@ func (t *cmTiming) Step(s rdma.CMStep, a rdma.CMStepArgs) (rdma.CMStepResult, er
 		}
 		t.mu.Lock()
 		c.span.Start = time.Now()
-		if async {
+		awaits := async && !(s == rdma.CMStepDisconnect && c.disconnected)
+		if awaits {
 			t.started++
 		}
 		t.mu.Unlock()
 		err := t.op(s, c)
-		if err == nil && async {
+		if err == nil && awaits {
 			continue
 		}
 		t.mu.Lock()
@@ -164,7 +172,7 @@ func (t *cmTiming) Step(s rdma.CMStep, a rdma.CMStepArgs) (rdma.CMStepResult, er
 		} else {
 			t.failures = append(t.failures, rdma.CMFailure{Conn: i, Err: err})
 			c.failed = true
-			if async {
+			if awaits {
 				t.started--
 			}
 		}
