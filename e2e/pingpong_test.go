@@ -201,7 +201,7 @@ func crossPingpong(t *testing.T, kind, srvWho, cliWho string, common, serverArgs
 	return srv, cli
 }
 
-// TestTwoHostsPingpongInterop: rc and ud between two kernels, rdmactl on
+// TestTwoHostsPingpongInterop: rc, ud and rc -e between two kernels, rdmactl on
 // either side of the C tool, compared with the C tools' own pair.
 func TestTwoHostsPingpongInterop(t *testing.T) {
 	ga := gidOf(t, "10.9.1.1")
@@ -210,19 +210,23 @@ func TestTwoHostsPingpongInterop(t *testing.T) {
 	if r.Code != 0 || gb == "" {
 		t.Fatalf("gids on B: %+v", r)
 	}
-	for _, kind := range []string{"rc", "ud"} {
+	for _, mode := range []string{"rc", "ud", "rc -e"} {
+		kind, events, _ := strings.Cut(mode, " ")
 		common := []string{"-d", "rxe0", "-n", "20"}
+		if events != "" {
+			common = append(common, events)
+		}
 		refSrv, refCli := crossPingpong(t, kind, "c", "c", common, []string{"-g", ga}, []string{"-g", gb})
 		if refSrv.Code != 0 || refCli.Code != 0 {
-			t.Fatalf("%s: the C tools fail across hosts: %+v %+v", kind, refSrv, refCli)
+			t.Fatalf("%s: the C tools fail across hosts: %+v %+v", mode, refSrv, refCli)
 		}
 		refSrv, refCli = maskPingpong(refSrv), maskPingpong(refCli)
 		srv, cli := crossPingpong(t, kind, "c", "rdmactl", common, []string{"-g", ga}, []string{"-g", "auto"})
-		sameResult(t, kind+": rdmactl client on B of the C server on A", refCli, maskPingpong(cli))
-		sameResult(t, kind+": C server on A of rdmactl on B", refSrv, maskPingpong(srv))
+		sameResult(t, mode+": rdmactl client on B of the C server on A", refCli, maskPingpong(cli))
+		sameResult(t, mode+": C server on A of rdmactl on B", refSrv, maskPingpong(srv))
 		srv, cli = crossPingpong(t, kind, "rdmactl", "c", common, []string{"-g", "auto"}, []string{"-g", gb})
-		sameResult(t, kind+": rdmactl server on A of the C client on B", refSrv, maskPingpong(srv))
-		sameResult(t, kind+": C client on B of rdmactl on A", refCli, maskPingpong(cli))
+		sameResult(t, mode+": rdmactl server on A of the C client on B", refSrv, maskPingpong(srv))
+		sameResult(t, mode+": C client on B of rdmactl on A", refCli, maskPingpong(cli))
 	}
 }
 

@@ -39,7 +39,7 @@ type timedConn struct {
 	retries int
 	// the peer ended the connection before our disconnect
 	disconnected bool
-	span    rdma.CMSpan
+	span         rdma.CMSpan
 }
 
 // OpenCMTiming makes the channel, n connection slots and the reader.
