@@ -50,12 +50,19 @@ static int ct_end(struct ct *t, struct ct_conn *c, int step)
 	return 1;
 }
 
+// ct_fail ends c's operation of step with the error event ev. t->mu held.
+static void ct_fail(struct ct *t, struct ct_conn *c, int step, const struct rdma_cm_event *ev)
+{
+	ct_note(t, (int)(c - t->conns), ev->event, ev->status);
+	ct_end(t, c, step);
+	c->failed = 1;
+}
+
 static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 {
 	struct ct_conn *c = ev->id->context;
 	if (!c)
 		return;
-	int i = (int)(c - t->conns);
 	pthread_mutex_lock(&t->mu);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -73,9 +80,7 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 			if (!rdma_resolve_addr(c->id, t->has_src ? (struct sockaddr *)&t->src : NULL, (struct sockaddr *)&t->dst, t->resolve_ms))
 				break;
 		}
-		ct_note(t, i, ev->event, ev->status);
-		ct_end(t, c, CT_RESOLVE_ADDR);
-		c->failed = 1;
+		ct_fail(t, c, CT_RESOLVE_ADDR, ev);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		if (c->retries > 0) {
@@ -83,16 +88,12 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 			if (!rdma_resolve_route(c->id, t->resolve_ms))
 				break;
 		}
-		ct_note(t, i, ev->event, ev->status);
-		ct_end(t, c, CT_RESOLVE_ROUTE);
-		c->failed = 1;
+		ct_fail(t, c, CT_RESOLVE_ROUTE, ev);
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
-		ct_note(t, i, ev->event, ev->status);
-		ct_end(t, c, CT_CONNECT);
-		c->failed = 1;
+		ct_fail(t, c, CT_CONNECT, ev);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		// the peer's, before ours: our rdma_disconnect will raise none

@@ -26,14 +26,19 @@ type cmTiming struct {
 	n int
 }
 
-// cmtimer.h numbers the steps as rdma.CMStep does: a difference is an
-// index out of range here, and the build fails.
-var _ = [...]struct{}{
-	{}}[int(C.CT_CREATE_ID)-int(rdma.CMStepCreateID)+int(C.CT_BIND)-int(rdma.CMStepBind)+
-	int(C.CT_RESOLVE_ADDR)-int(rdma.CMStepResolveAddr)+int(C.CT_RESOLVE_ROUTE)-int(rdma.CMStepResolveRoute)+
-	int(C.CT_CREATE_QP)-int(rdma.CMStepCreateQP)+int(C.CT_CONNECT)-int(rdma.CMStepConnect)+
-	int(C.CT_DISCONNECT)-int(rdma.CMStepDisconnect)+int(C.CT_DESTROY)-int(rdma.CMStepDestroy)+
-	int(C.CT_STEPS)-int(rdma.CMSteps)]
+// cmtimer.h numbers the steps as rdma.CMStep does: where a pair differs,
+// its index is out of range and the build fails.
+var (
+	_ = [1]struct{}{}[int(C.CT_CREATE_ID)-int(rdma.CMStepCreateID)]
+	_ = [1]struct{}{}[int(C.CT_BIND)-int(rdma.CMStepBind)]
+	_ = [1]struct{}{}[int(C.CT_RESOLVE_ADDR)-int(rdma.CMStepResolveAddr)]
+	_ = [1]struct{}{}[int(C.CT_RESOLVE_ROUTE)-int(rdma.CMStepResolveRoute)]
+	_ = [1]struct{}{}[int(C.CT_CREATE_QP)-int(rdma.CMStepCreateQP)]
+	_ = [1]struct{}{}[int(C.CT_CONNECT)-int(rdma.CMStepConnect)]
+	_ = [1]struct{}{}[int(C.CT_DISCONNECT)-int(rdma.CMStepDisconnect)]
+	_ = [1]struct{}{}[int(C.CT_DESTROY)-int(rdma.CMStepDestroy)]
+	_ = [1]struct{}{}[int(C.CT_STEPS)-int(rdma.CMSteps)]
+)
 
 // The call each step makes, named in its failures.
 var cmStepVerbs = [rdma.CMSteps]string{

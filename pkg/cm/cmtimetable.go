@@ -7,19 +7,17 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-// The steps of cmtime's table, in its order.
+// The steps of cmtime's table, in its order: rdma.CMTiming's, whose
+// results index the table.
 const (
-	stepCreateID = iota
-	stepBind
-	stepResolveAddr
-	stepResolveRoute
-	stepCreateQP
-	stepConnect
-	stepDisconnect
-	stepDestroy
-	stepCount
+	stepCreateID = int(rdma.CMStepCreateID)
+	stepBind     = int(rdma.CMStepBind)
+	stepConnect  = int(rdma.CMStepConnect)
+	stepCount    = int(rdma.CMSteps)
 )
 
 var stepNames = [stepCount]string{
