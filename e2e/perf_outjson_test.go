@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ var durationIters = regexp.MustCompile(`(?m)^n_iterations: \d+,$`)
 var fineRow = regexp.MustCompile(`(?m)^ \d+ +\d+ +\d+\.\d{6} +\d+\.\d{6} +\d+\.\d{6}$`)
 
 // TestSinglePerfOutJSON: --out_json's file, perftest against itself first,
-// then each tool in each role: rdmactl's file equals perftest's in the
+// then each tool in each role: rdmactl's file (its mode too) equals perftest's in the
 // same role, measured values masked (a side that prints no row, as
 // ib_read_lat's server, writes none). In Gb/sec below 0.1 both print the
 // row with six decimals.
@@ -51,7 +52,11 @@ func TestSinglePerfOutJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := measured.ReplaceAllString(string(b), "$1: N$2")
+			st, err := os.Stat(files[role+tool])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("mode %v\n", st.Mode().Perm()) + measured.ReplaceAllString(string(b), "$1: N$2")
 			if strings.HasPrefix(c.args, "-D") { // a timed run counts what it measured
 				got = durationIters.ReplaceAllString(got, "n_iterations: N,")
 			}

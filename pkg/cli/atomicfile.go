@@ -5,18 +5,22 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
 // WriteFileAtomic replaces path whole: write fills a temporary file beside
-// it (mode 0644), which is then renamed over path, so a reader (systemd's
-// unit, node_exporter, a CI job) never sees half a file. Only a regular
-// file (or none) is replaced: a symlink's target is, a device or FIFO
-// (/dev/null, /dev/stdout, a pipe to a collector) is written into as it
-// stands, and a directory is refused.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
+// it, which is then renamed over path, so a reader (systemd's unit,
+// node_exporter, a CI job) never sees half a file. The file keeps the mode
+// of the one it replaces, as a rewrite in place would; a new one gets perm
+// less the umask, as open(2) gives it. Only a regular file (or none) is
+// replaced: a symlink's target is, a device or FIFO (/dev/null,
+// /dev/stdout, a pipe to a collector) is written into as it stands, and a
+// directory is refused.
+func WriteFileAtomic(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	target := path
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		target = resolved
@@ -24,6 +28,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	st, err := os.Stat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		st = nil
 	case err != nil:
 		return err
 	case st.IsDir():
@@ -31,7 +36,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	case !st.Mode().IsRegular():
 		return writeInPlace(target, write)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
+	tmp, err := createBeside(target, perm)
 	if err != nil {
 		return err
 	}
@@ -40,14 +45,30 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
+	if st != nil {
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), target)
+}
+
+// createBeside creates a new hidden file next to target with perm, which
+// the kernel lessens by the umask (os.CreateTemp's are always 0600).
+func createBeside(target string, perm fs.FileMode) (*os.File, error) {
+	dir, base := filepath.Split(target)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free temporary name beside it", target)
 }
 
 // writeInPlace writes into a special file without replacing it. The open

@@ -152,7 +152,7 @@ func (s *session) writeOutJSON(results string) {
 		return
 	}
 	doc := "{\n" + outJSONInfo(s.header) + results + "}\n"
-	if err := cli.WriteFileAtomic(s.r.OutJSONFile, func(w io.Writer) error {
+	if err := cli.WriteFileAtomic(s.r.OutJSONFile, 0o600, func(w io.Writer) error {
 		_, err := io.WriteString(w, doc)
 		return err
 	}); err != nil {

@@ -58,7 +58,7 @@ func (s *session) writePlot() error {
 		fmt.Fprintf(s.errOut, "--plot %s: this side of %s prints no result to draw; the client's --plot draws it\n", s.r.PlotFile, s.r.Test)
 		return nil
 	}
-	if err := cli.WriteFileAtomic(s.r.PlotFile, chart.WriteSVG); err != nil {
+	if err := cli.WriteFileAtomic(s.r.PlotFile, 0o666, chart.WriteSVG); err != nil {
 		return fmt.Errorf("--plot %s: %w", s.r.PlotFile, err)
 	}
 	return nil

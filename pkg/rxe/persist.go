@@ -133,7 +133,7 @@ func writeLinks(path string, links []Link) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return cli.WriteFileAtomic(path, func(w io.Writer) error {
+	return cli.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	})

@@ -13,7 +13,7 @@ import (
 const promPrefix = "node_infiniband_"
 
 func writeProm(path string, s counters.Snapshot) error {
-	return cli.WriteFileAtomic(path, func(w io.Writer) error { return WriteProm(w, s.Ports) })
+	return cli.WriteFileAtomic(path, 0o666, func(w io.Writer) error { return WriteProm(w, s.Ports) })
 }
 
 // WriteProm writes ports' counters in the node_exporter textfile format,

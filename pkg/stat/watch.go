@@ -93,7 +93,7 @@ func (opts Options) writeFiles(cur counters.Snapshot, plot *plotHistory) error {
 		}
 	}
 	if opts.PlotFile != "" {
-		if err := cli.WriteFileAtomic(opts.PlotFile, plot.writeSVG); err != nil {
+		if err := cli.WriteFileAtomic(opts.PlotFile, 0o666, plot.writeSVG); err != nil {
 			return cli.Failf("--plot %s: %v", opts.PlotFile, err)
 		}
 	}

@@ -79,12 +79,12 @@ func Run(ctx context.Context, o Options, stdout io.Writer) error {
 	rep := smoke.Run(ctx, plan)
 	rose := watch.End()
 	if o.JUnitFile != "" {
-		if err := cli.WriteFileAtomic(o.JUnitFile, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
+		if err := cli.WriteFileAtomic(o.JUnitFile, 0o666, func(w io.Writer) error { return smoke.WriteJUnit(w, rep) }); err != nil {
 			return cli.Failf("--junit: %v", err)
 		}
 	}
 	if o.PromFile != "" {
-		if err := cli.WriteFileAtomic(o.PromFile, func(w io.Writer) error { return smoke.WritePrometheus(w, rep) }); err != nil {
+		if err := cli.WriteFileAtomic(o.PromFile, 0o666, func(w io.Writer) error { return smoke.WritePrometheus(w, rep) }); err != nil {
 			return cli.Failf("--prom: %v", err)
 		}
 	}
