@@ -38,11 +38,18 @@ func registerCompletions(root *cobra.Command, f *cli.Factory) {
 		"source":  c.roceAddrs,
 		"ip":      c.roceAddrs,
 	}
+	// Files a flag writes, offered by the extension the command gives them.
+	fileExt := map[string]string{"plot": "svg"}
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		for name, fn := range byFlag {
 			if cmd.Flags().Lookup(name) != nil {
 				_ = cmd.RegisterFlagCompletionFunc(name, fn)
+			}
+		}
+		for name, ext := range fileExt {
+			if cmd.Flags().Lookup(name) != nil {
+				_ = cmd.MarkFlagFilename(name, ext)
 			}
 		}
 		for _, sub := range cmd.Commands() {

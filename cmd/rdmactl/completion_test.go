@@ -97,6 +97,8 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 		{[]string{"rxe", "remove", ""}, []string{"rxe0\tSoft-RoCE on veth0"}},
 		{[]string{"gids", ""}, []string{"rxe0\tSoft-RoCE on veth0"}},
 		{[]string{"gids", "rxe0", ""}, nil},
+		{[]string{"perf", "write_bw", "--plot", ""}, []string{"svg"}},
+		{[]string{"stat", "--watch", "1", "--plot", ""}, []string{"svg"}},
 	}
 	for _, c := range cases {
 		got := complete(t, h, c.args...)
