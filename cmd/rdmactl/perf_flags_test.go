@@ -127,9 +127,9 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 			t.Errorf("%q: exit %d (%v), want 1 and %q", c.args, cli.ExitCode(err), err, c.want)
 		}
 	}
-	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "0", "-c", "RC", "--output=bandwidth", "10.9.0.1")
-	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.Output != "bandwidth" {
-		t.Errorf("-Q 4 -N -u 16 -S 0 -c RC --output=bandwidth: %v, %+v", err, o)
+	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "15", "-c", "RC", "--output=bandwidth", "10.9.0.1")
+	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.SL != 15 || o.Output != "bandwidth" {
+		t.Errorf("-Q 4 -N -u 16 -S 15 -c RC --output=bandwidth: %v, %+v", err, o)
 	}
 	// rdmactl's own bounds of --tclass are usage errors
 	for _, args := range [][]string{{"write_bw", "--tclass", "256"}, {"write_bw", "-R", "--tclass", "8"}} {

@@ -117,10 +117,11 @@ const (
 
 // connectQP moves ep's QP qp to RTR and RTS towards remote with
 // perftest's attributes; gidIndex < 0 addresses the peer by LID alone.
+// sl is -S, which perftest sets in the path (a UD QP's address handle).
 // A UC QP takes the path and the PSNs only: it neither reads nor
 // acknowledges, so retries, timeouts and read depths are RC's.
-func connectQP(ep rdma.PerfEndpoint, conn rdma.QPType, qp, port, mtu int, local, remote Dest, gidIndex int, timeout, tclass uint8) error {
-	rtr := rdma.RTRAttr{PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN, DLID: remote.LID, Port: uint8(port)}
+func connectQP(ep rdma.PerfEndpoint, conn rdma.QPType, qp, port, mtu int, local, remote Dest, gidIndex int, timeout, tclass, sl uint8) error {
+	rtr := rdma.RTRAttr{PathMTU: rdma.MTU(mtu), DestQPN: remote.QPN, RQPSN: remote.PSN, DLID: remote.LID, SL: sl, Port: uint8(port)}
 	rts := rdma.RTSAttr{SQPSN: local.PSN}
 	if conn == rdma.QPTypeRC {
 		rtr.MaxDestRdAtomic, rtr.MinRNRTimer = uint8(min(local.OutReads, 255)), minRNRTimer

@@ -97,15 +97,13 @@ var Flags = []Flag{
 			}
 			return nil
 		}},
-	{Long: "sl", Short: "S", Usage: "service level: rdmactl uses 0, perftest's default", Value: func(v *FlagValues) any { return &v.SL },
+	{Long: "sl", Short: "S", Usage: "service level of the QPs' path, 0 to 15 (default 0; with -R rdma_cm's route sets it)", Value: func(v *FlagValues) any { return &v.SL },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
 			case v.SL < 0 || v.SL > 255:
 				return refuse("-S", v.SL, "Service Level should be between 0 and 255")
 			case v.SL > maxSL:
 				return refuse("-S", v.SL, fmt.Sprintf("Only %d Service levels", maxSL))
-			case v.SL != 0:
-				return fmt.Errorf("-S %d: rdmactl sets no service level other than 0 yet", v.SL)
 			}
 			return nil
 		}},

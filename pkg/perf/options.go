@@ -49,7 +49,7 @@ type Options struct {
 	CQModeration int  // -Q; 0 = perftest's choice
 	SkipPeak     bool // -N
 	QPTimeout    *int // -u; nil = perftest's 14
-	SL           int  // -S; only 0
+	SL           int  // -S: the QPs' service level
 	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
 	Output       string
 	Histogram    bool   // -H

@@ -439,7 +439,7 @@ func (s *session) connectPeer() error {
 			"give both sides -x of the same IP version (or -x auto)")
 	}
 	for i := range s.locals {
-		if err := connectQP(s.ep, s.r.Conn, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass)); err != nil {
+		if err := connectQP(s.ep, s.r.Conn, i, s.r.IBPort, s.mtu, s.locals[i], s.remotes[i], s.gidIdx, s.r.qpTimeout(), uint8(s.r.TrafficClass), uint8(s.r.SL)); err != nil {
 			return fmt.Errorf("Unable to Connect the HCA's through the link: %w", err)
 		}
 	}

@@ -165,7 +165,7 @@ func (q *perfCQ) Await(wc []rdma.WC, also rdma.EventChannel, timeout time.Durati
 func (e *perfEndpoint) ToRTR(qp int, a rdma.RTRAttr) error {
 	q := e.qps[qp]
 	if q.typ == rdma.QPTypeUD {
-		ah, err := e.pd.CreateAH(rdma.AHAttr{DLID: a.DLID, Port: a.Port, GRH: a.GRH})
+		ah, err := e.pd.CreateAH(rdma.AHAttr{DLID: a.DLID, SL: a.SL, Port: a.Port, GRH: a.GRH})
 		if err != nil {
 			return err
 		}
