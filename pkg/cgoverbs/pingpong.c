@@ -1,12 +1,9 @@
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 #include "cverrno.h"
 #include "pingpong.h"
+#include "slice.h"
 
 // Empty polls, and batches of completions, between two looks at the clock.
 enum { PP_CLOCK_EVERY = 4096, PP_BATCHES_PER_CLOCK = 16 };
@@ -25,65 +22,6 @@ static int64_t pp_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-// With a completion channel, a slice ends with a signal to the looping
-// thread: its wait for an event can then sleep in read, as the tools'
-// does, with no poll() beside it, and the signal ends the read (its
-// handler is installed without SA_RESTART). The timer repeats until the
-// loop is out, so a signal that came between the look at the flag and
-// the read is followed by another.
-#define PP_SLICE_SIGNAL (SIGRTMIN + 7)
-enum { PP_SLICE_REPEAT_MS = 10 };
-
-static __thread volatile sig_atomic_t pp_slice_over;
-
-static void pp_on_slice_signal(int sig)
-{
-	(void)sig;
-	pp_slice_over = 1;
-}
-
-static pthread_once_t pp_signal_once = PTHREAD_ONCE_INIT;
-static int pp_signal_err;
-
-static void pp_install_slice_signal(void)
-{
-	struct sigaction sa = {0};
-	sa.sa_handler = pp_on_slice_signal;
-	// the Go runtime asks every handler for the alternate stack
-	sa.sa_flags = SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(PP_SLICE_SIGNAL, &sa, NULL))
-		pp_signal_err = errno;
-}
-
-static struct timespec pp_ms(int ms)
-{
-	return (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-}
-
-// pp_start_slice arms a timer that signals this thread after slice_ms,
-// then every PP_SLICE_REPEAT_MS. 0 or -errno.
-static int pp_start_slice(timer_t *t, int slice_ms)
-{
-	pthread_once(&pp_signal_once, pp_install_slice_signal);
-	if (pp_signal_err)
-		return -pp_signal_err;
-	pp_slice_over = 0;
-	struct sigevent sev = {0};
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = PP_SLICE_SIGNAL;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_MONOTONIC, &sev, t))
-		return -errno;
-	struct itimerspec its = {.it_value = pp_ms(slice_ms > 0 ? slice_ms : 1), .it_interval = pp_ms(PP_SLICE_REPEAT_MS)};
-	if (timer_settime(*t, 0, &its, NULL)) {
-		int err = -errno;
-		timer_delete(*t);
-		return err;
-	}
-	return 0;
 }
 
 static int pp_post_send(struct pp_run *r, int qi)
@@ -146,7 +84,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 		int n = ibv_poll_cq(r->cq, max, wc);
 		if (n != 0)
 			return n < 0 ? cv_neg(n) : n;
-		if (pp_slice_over)
+		if (cv_slice_over())
 			return 0;
 		struct ibv_cq *ev_cq;
 		void *ev_ctx;
@@ -180,7 +118,7 @@ int pp_loop(struct pp_run *r, int slice_ms)
 	if (!r->ch || slice_ms < 0)
 		return pp_run_slice(r, slice_ms >= 0 ? pp_coarse_ms() + slice_ms : -1);
 	timer_t t;
-	int rc = pp_start_slice(&t, slice_ms);
+	int rc = cv_slice_start(&t, slice_ms);
 	if (rc)
 		return rc;
 	rc = pp_run_slice(r, -1);
@@ -217,7 +155,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 	while (r->received < r->iters || r->sent < r->iters) {
 		// A peer that keeps answering must not keep the caller from its
 		// context: look at the clock now and then between batches too.
-		if (r->ch ? pp_slice_over : deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && pp_coarse_ms() >= deadline) {
+		if (r->ch ? cv_slice_over() : deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && pp_coarse_ms() >= deadline) {
 			r->stop = PP_PAUSED;
 			return 0;
 		}

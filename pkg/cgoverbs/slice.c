@@ -1,0 +1,61 @@
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "slice.h"
+
+#define CV_SLICE_SIGNAL (SIGRTMIN + 7)
+
+static __thread volatile sig_atomic_t cv_slice_fired;
+
+static void cv_on_slice_signal(int sig)
+{
+	(void)sig;
+	cv_slice_fired = 1;
+}
+
+static pthread_once_t cv_signal_once = PTHREAD_ONCE_INIT;
+static int cv_signal_err;
+
+static void cv_install_slice_signal(void)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = cv_on_slice_signal;
+	// the Go runtime asks every handler for the alternate stack
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(CV_SLICE_SIGNAL, &sa, NULL))
+		cv_signal_err = errno;
+}
+
+static struct timespec cv_ms(int ms)
+{
+	return (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+}
+
+int cv_slice_start(timer_t *t, int first_ms)
+{
+	pthread_once(&cv_signal_once, cv_install_slice_signal);
+	if (cv_signal_err)
+		return -cv_signal_err;
+	cv_slice_fired = 0;
+	struct sigevent sev = {0};
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = CV_SLICE_SIGNAL;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, t))
+		return -errno;
+	struct itimerspec its = {.it_value = cv_ms(first_ms > 0 ? first_ms : 1), .it_interval = cv_ms(CV_SLICE_REPEAT_MS)};
+	if (timer_settime(*t, 0, &its, NULL)) {
+		int err = -errno;
+		timer_delete(*t);
+		return err;
+	}
+	return 0;
+}
+
+int cv_slice_over(void)
+{
+	return cv_slice_fired;
+}

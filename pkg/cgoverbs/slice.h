@@ -1,0 +1,24 @@
+// The time slices of rdmactl's loops in C that sleep on a completion
+// channel. A slice ends with a signal to the looping thread: its wait for
+// an event can then sleep in read, as the tools' -e does, with no poll()
+// beside it, and the signal ends the read (its handler is installed
+// without SA_RESTART). The timer repeats until the loop is out, so a
+// signal that came between a look at the clock or the flag and the read
+// is followed by another.
+#ifndef RDMACTL_SLICE_H
+#define RDMACTL_SLICE_H
+
+#include <time.h>
+
+// cv_slice_start arms a timer that signals this thread after first_ms
+// (at least 1), then every CV_SLICE_REPEAT_MS, and clears the flag
+// cv_slice_over reads. 0 or -errno.
+int cv_slice_start(timer_t *t, int first_ms);
+
+// cv_slice_over says whether this thread's slice timer has fired since
+// cv_slice_start.
+int cv_slice_over(void);
+
+enum { CV_SLICE_REPEAT_MS = 10 };
+
+#endif
