@@ -103,6 +103,8 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
 		{[]string{"write_bw", "-U"}, "-U : is Available only on Latency tests"},
 		{[]string{"write_bw", "-e"}, "-e : Events feature not available on WRITE verb"},
+		{[]string{"send_bw", "-e", "-D", "4"}, "Duration mode doesn't work with events."},
+		{[]string{"read_bw", "-e", "--run_infinitely"}, "run_infinitely does not support events feature yet."},
 		{[]string{"write_bw", "-Q", "0"}, "-Q 0: CQ moderation should be between 1 and 1024"},
 		{[]string{"write_bw", "-Q", "2000"}, "-Q 2000: CQ moderation should be between 1 and 1024"},
 		{[]string{"write_bw", "-S", "16"}, "-S 16: Only 15 Service levels"},
@@ -130,6 +132,11 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	o, err := runPerfCmd(t, "write_bw", "-Q", "4", "-N", "-u", "16", "-S", "15", "-c", "RC", "--output=bandwidth", "10.9.0.1")
 	if err != nil || o.CQModeration != 4 || !o.SkipPeak || o.QPTimeout == nil || *o.QPTimeout != 16 || o.SL != 15 || o.Output != "bandwidth" {
 		t.Errorf("-Q 4 -N -u 16 -S 15 -c RC --output=bandwidth: %v, %+v", err, o)
+	}
+	for _, test := range []string{"send_bw", "read_bw", "atomic_bw"} {
+		if o, err := runPerfCmd(t, test, "-e", "10.9.0.1"); err != nil || !o.Events {
+			t.Errorf("%s -e: %v, %+v", test, err, o)
+		}
 	}
 	// rdmactl's own bounds of --tclass are usage errors
 	for _, args := range [][]string{{"write_bw", "--tclass", "256"}, {"write_bw", "-R", "--tclass", "8"}} {

@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 #include "cverrno.h"
 #include "perf.h"
+#include "slice.h"
 
 // perftest's CTX_POLL_BATCH: completions taken per ibv_poll_cq.
 enum { PF_POLL_BATCH = 16 };
@@ -125,6 +126,40 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 		if (yield)
 			sched_yield();
 	}
+}
+
+// pf_idle says whether idle_ms passed without progress. Called now and
+// then, it moves the deadline on when there was progress since the last
+// call.
+static int pf_idle(int *progressed, int64_t *deadline, int idle_ms) {
+	int64_t now = pf_now_ns();
+	if (*progressed)
+		*deadline = now + (int64_t)idle_ms * 1000000;
+	else if (now > *deadline)
+		return 1;
+	*progressed = 0;
+	return 0;
+}
+
+// pf_sleep is perftest's -e wait (ctx_notify_events) on cq's channel ch:
+// unarmed, it asks for the next completion event and returns 1 (poll once
+// more: a completion that came before the arming raises none); armed, it
+// sleeps until an event, 1, or the slice timer's signal, 0. Or -errno.
+static int pf_sleep(struct ibv_cq *cq, struct ibv_comp_channel *ch, int *armed) {
+	if (!*armed) {
+		int rc = ibv_req_notify_cq(cq, 0);
+		if (rc)
+			return cv_neg(rc);
+		*armed = 1;
+		return 1;
+	}
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return errno == EINTR ? 0 : -errno;
+	ibv_ack_cq_events(ev_cq, 1);
+	*armed = 0;
+	return 1;
 }
 
 // pf_stream is a whole bandwidth run in one call, so that no scheduler
@@ -244,15 +279,18 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		if (ne < 0)
 			return r->done = totccnt, -3 + cv_neg(ne);
 		if (ne == 0) {
-			if ((++spins & 0xffff) == 0) {
-				// idle_ms counts from the first look at the clock
-				// after the last completion.
-				int64_t now = pf_now_ns();
-				if (progressed)
-					deadline = now + (int64_t)r->idle_ms * 1000000;
-				else if (now > deadline)
+			// idle_ms counts from the first look at the clock after
+			// the last completion: every 64Ki empty polls, or each
+			// time the slice timer ends a sleep.
+			if (r->ch && totscnt > totccnt) {
+				int rc = pf_sleep(cq, r->ch, r->armed);
+				if (rc < 0)
+					return r->sleep_failed = 1, r->done = totccnt, -3 + rc;
+				look = 1;
+				if (rc == 0 && pf_idle(&progressed, &deadline, r->idle_ms))
 					return r->done = totccnt, -2;
-				progressed = 0;
+			} else if ((++spins & 0xffff) == 0 && pf_idle(&progressed, &deadline, r->idle_ms)) {
+				return r->done = totccnt, -2;
 			}
 			continue;
 		}
@@ -288,9 +326,17 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 }
 
 int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed) {
+	timer_t slices;
+	if (r->ch) {
+		int rc = cv_slice_start(&slices, CV_SLICE_REPEAT_MS);
+		if (rc)
+			return r->sleep_failed = 1, -3 + rc;
+	}
 	pf_clock_start(&r->clk);
 	int rc = pf_stream_loop(cq, r, &r->clk, posted, completed);
 	pf_clock_stop(&r->clk);
+	if (r->ch)
+		timer_delete(slices);
 	return rc;
 }
 
@@ -452,7 +498,7 @@ int pf_write_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_wlat *w, int64_
 	return rc;
 }
 
-int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
+static int pf_receive_loop(struct ibv_cq *cq, struct pf_recv *r) {
 	struct ibv_wc wc[PF_POLL_BATCH];
 	int64_t posted[PF_MAX_QPS];
 	int used[PF_MAX_QPS] = {0};
@@ -473,15 +519,20 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 			break;
 		}
 		if (ne == 0) {
-			if ((++spins & 0xffff) == 0) {
-				int64_t now = pf_now_ns();
-				if (progressed)
-					deadline = now + (int64_t)r->idle_ms * 1000000;
-				else if (now > deadline) {
+			if (r->ch) {
+				int woke = pf_sleep(cq, r->ch, r->armed);
+				if (woke < 0) {
+					r->sleep_failed = 1;
+					rc = -3 + woke;
+					break;
+				}
+				if (woke == 0 && pf_idle(&progressed, &deadline, r->idle_ms)) {
 					rc = -2;
 					break;
 				}
-				progressed = 0;
+			} else if ((++spins & 0xffff) == 0 && pf_idle(&progressed, &deadline, r->idle_ms)) {
+				rc = -2;
+				break;
 			}
 			continue;
 		}
@@ -523,5 +574,18 @@ int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
 	}
 out:
 	pf_clock_stop(&r->clk);
+	return rc;
+}
+
+int pf_receive(struct ibv_cq *cq, struct pf_recv *r) {
+	timer_t slices;
+	if (r->ch) {
+		int rc = cv_slice_start(&slices, CV_SLICE_REPEAT_MS);
+		if (rc)
+			return r->sleep_failed = 1, -3 + rc;
+	}
+	int rc = pf_receive_loop(cq, r);
+	if (r->ch)
+		timer_delete(slices);
 	return rc;
 }

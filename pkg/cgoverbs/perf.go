@@ -272,6 +272,13 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		idle_ms: timeoutMillis(s.Idle), qkey: C.uint32_t(e.qkey),
 		burst: C.int(s.Pace.Burst), gap_ns: C.int64_t(s.Pace.Gap),
 	}
+	if s.Events {
+		ch, armed, err := e.sleepOn(e.sendCQ)
+		if err != nil {
+			return rdma.StreamResult{}, err
+		}
+		r.ch, r.armed = ch, armed
+	}
 	for i, t := range s.Targets {
 		r.qp[i] = e.qps[i].qp
 		ah, rqpn := e.udPeer(i)
@@ -307,8 +314,19 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return res, &rdma.WCError{Status: rdma.WCStatus(r.bad_status), VendorErr: uint32(r.bad_vendor)}
 	case rc == -2:
 		return res, rdma.ErrTimeout
+	case r.sleep_failed != 0:
+		return res, rdma.Errorf("ibv_get_cq_event", syscall.Errno(-3-rc))
 	}
 	return res, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc))
+}
+
+// sleepOn is what a loop needs to sleep on cq's completion channel: the
+// channel and the CQ's flag of an event asked for.
+func (e *perfEndpoint) sleepOn(cq *CQ) (*C.struct_ibv_comp_channel, *C.int, error) {
+	if cq.ch == nil {
+		return nil, nil, rdma.Errorf("ibv_get_cq_event", syscall.EINVAL)
+	}
+	return cq.ch.ch, &cq.st.armed, nil
 }
 
 func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
@@ -323,6 +341,13 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 	for i, sge := range rv.SGEs {
 		r.qp[i], r.addr[i], r.lkey[i] = e.qps[i].qp, C.uint64_t(sge.Addr), C.uint32_t(sge.LKey)
 	}
+	if rv.Events {
+		ch, armed, err := e.sleepOn(e.recvCQ)
+		if err != nil {
+			return rdma.ReceiveResult{}, err
+		}
+		r.ch, r.armed = ch, armed
+	}
 	rc := C.pf_receive(e.recvCQ.cq, &r)
 	clk := tickClockOf(r.clk)
 	res := rdma.ReceiveResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
@@ -333,6 +358,8 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 		return res, &rdma.WCError{Status: rdma.WCStatus(r.bad_status), VendorErr: uint32(r.bad_vendor)}
 	case rc == -2:
 		return res, rdma.ErrTimeout
+	case r.sleep_failed != 0:
+		return res, rdma.Errorf("ibv_get_cq_event", syscall.Errno(-3-rc))
 	case rc == -4:
 		return res, fmt.Errorf("a completion for QP %d of %d", uint64(r.bad_wr_id), nqp)
 	}

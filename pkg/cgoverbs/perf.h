@@ -39,6 +39,12 @@ struct pf_run {
 	// timed runs, in: each QP's requests that a previous run left after
 	// its last signalled one, maybe still in flight; out: this run's
 	int64_t tail[PF_MAX_QPS];
+	// -e: sleep on ch for the CQ's completion events (armed: whether one
+	// is asked for, the CQ's state across runs); ch NULL polls. Out:
+	// sleep_failed when the -3 - errno was the sleep's.
+	struct ibv_comp_channel *ch;
+	int *armed;
+	int sleep_failed;
 	// out; first, last and the stamps in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
@@ -104,6 +110,10 @@ struct pf_recv {
 	int rx_depth; // receives posted on each QP before the call
 	int post_list; // re-posted in whole lists of this many (1: as used)
 	int idle_ms;
+	// -e, as pf_run's
+	struct ibv_comp_channel *ch;
+	int *armed;
+	int sleep_failed;
 	// out; first and last in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
@@ -113,7 +123,8 @@ struct pf_recv {
 
 // pf_receive takes r->iters messages on each QP from cq, re-posting
 // each QP's used receives after a poll, in whole lists of r->post_list,
-// while more are due there. Returns 0;
+// while more are due there; with r->ch it sleeps on it when cq is empty.
+// Returns 0;
 // -1 on a failed completion (r->bad_*); -2 when idle_ms passed without
 // a message; -3 - errno when posting or polling failed; -4 on a completion of no
 // QP of r (r->bad_wr_id). r->done counts the messages taken.
@@ -135,7 +146,8 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // pf_stream is a whole bandwidth run: perftest's run_iter_bw. posted and
 // completed hold iters × nqp stamps each (NULL with duration_ns); a
 // completed entry stays 0 unless a completion brought the count of
-// completed messages to exactly its index + 1. r->done is the count of
+// completed messages to exactly its index + 1. With r->ch it sleeps on it
+// while cq is empty and requests are in flight. r->done is the count of
 // messages completed, on failure too. Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
 // -3 - errno when posting or polling failed.

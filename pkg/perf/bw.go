@@ -98,7 +98,7 @@ func (s *session) streamOf(size int) Stream {
 	return Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
 		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
-		Pace: s.r.pace(size),
+		Pace: s.r.pace(size), Events: s.r.Events,
 	}
 }
 
@@ -199,7 +199,7 @@ func (s *session) runSendBW() error {
 		var rep BWReport
 		if server {
 			cpu := startCPU()
-			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout}
+			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout, Events: s.r.Events}
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {

@@ -37,6 +37,8 @@ type Stream struct {
 	Tail []int
 	// Pace is the rate limiter's schedule; zero sends unpaced.
 	Pace rdma.Pace
+	// Events sleeps on the send CQ's channel between completions (-e).
+	Events bool
 }
 
 // opcodeOf is the test's operation; atomic names the atomic one.
@@ -65,7 +67,7 @@ func sgeAt(ep rdma.PerfEndpoint, qp, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace,
+		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace, Events: s.Events,
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})
@@ -99,6 +101,9 @@ type recvRun struct {
 	Size           int // the messages' size; a receive may hold more (UD's GRH)
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
+	// Events sleeps on the receive CQ's channel between messages (-e,
+	// which perftest takes without -D only: receive alone sleeps).
+	Events bool
 }
 
 // reposts gathers, per QP, the receives to post again after a poll, so
@@ -158,7 +163,7 @@ func (p *reposts) post(ep rdma.PerfEndpoint) error {
 // the last.
 func receive(ep rdma.PerfEndpoint, r recvRun) (BWTiming, error) {
 	total := r.Iters * len(r.SGEs)
-	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout})
+	res, err := ep.Receive(rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout, Events: r.Events})
 	if err != nil {
 		return BWTiming{}, fmt.Errorf("receive %d of %d: %w", res.Completed+1, total, err)
 	}

@@ -50,7 +50,7 @@ type Options struct {
 	SkipPeak     bool // -N
 	QPTimeout    *int // -u; nil = perftest's 14
 	SL           int  // -S: the QPs' service level
-	Events       bool // -e: latency tests sleep on events (rdmactl's default without --busy-poll)
+	Events       bool // -e: sleep on CQ events (the latency tests' default without --busy-poll)
 	Output       string
 	Histogram    bool   // -H
 	Unsorted     bool   // -U
@@ -330,6 +330,9 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Size > maxSize {
 		return r, fmt.Errorf("-s %d: rdmactl runs messages of 1 to %d bytes", r.Size, maxSize)
 	}
+	if o.Duration > 0 && r.Events {
+		return r, refuse("", "", "Duration mode doesn't work with events.")
+	}
 	if r.Duration > 0 && r.All {
 		return r, refuse("", "", "Duration mode currently doesn't support running on all sizes.")
 	}
@@ -500,6 +503,8 @@ func (o Options) Resolve() (Resolved, error) {
 // the end, and the rdma_cm exchange has no way to notice a peer that left.
 func (r Resolved) infiniteRefusals(t Test) error {
 	switch {
+	case r.Events:
+		return refuse("", "", "run_infinitely does not support events feature yet.")
 	case t.Latency():
 		return refuse("", "", "run_infinitely exists only in BW tests for now.")
 	case r.RateLimit.limiter() != "":

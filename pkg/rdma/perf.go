@@ -39,8 +39,9 @@ type PerfConfig struct {
 	BufSize int // the whole registered buffer, shared by the QPs
 	TxDepth int
 	RxDepth int
-	// Events gives both CQs a completion channel, so that CQ.Await can
-	// sleep (latency tests without --busy-poll).
+	// Events gives both CQs a completion channel, so that CQ.Await,
+	// Stream and Receive can sleep (latency tests without --busy-poll,
+	// bandwidth tests with -e).
 	Events bool
 	// MaxInline is the QPs' max_inline_data: sends of up to this many
 	// bytes may carry their payload in the request (perftest -I).
@@ -154,6 +155,10 @@ type Stream struct {
 	// Pace is perftest's software rate limiter; the zero value posts as
 	// fast as the depth allows.
 	Pace Pace
+	// Events sleeps on the send CQ's completion channel while it is empty
+	// and requests are in flight (perftest -e); the endpoint needs
+	// PerfConfig.Events.
+	Events bool
 }
 
 // Pace limits a Stream's rate: bursts of Burst requests over all its QPs,
@@ -247,6 +252,9 @@ type Receive struct {
 	// every one as it is used).
 	PostList int
 	Idle     time.Duration
+	// Events sleeps on the receive CQ's completion channel while it is
+	// empty (perftest -e); the endpoint needs PerfConfig.Events.
+	Events bool
 }
 
 // ReceiveResult is how many messages came and the monotonic nanosecond

@@ -60,6 +60,8 @@ type Fabric struct {
 	// the order of the connects (0: none set).
 	connectTOS []uint8
 	wire       time.Duration
+	// sleepingRuns counts the perf data paths that slept (SleepingRuns).
+	sleepingRuns int
 	// connectDelays[k] is how long the k-th next rdma_connect waits
 	// before it starts (DelayConnect).
 	connectDelays []time.Duration
@@ -175,6 +177,14 @@ func (f *Fabric) InlinePosts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.inlined
+}
+
+// SleepingRuns is how many perf Streams and Receives ran sleeping on
+// their CQ's completion channel (rdma.Stream.Events, rdma.Receive.Events).
+func (f *Fabric) SleepingRuns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sleepingRuns
 }
 
 // RecvBatches is how many receives each call of a perf endpoint's

@@ -246,6 +246,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		list > rdma.MaxPostList || s.Duration <= 0 && (s.Iters < 1 || len(s.Posted) < total || len(s.Completed) < total) {
 		return rdma.StreamResult{}, rdma.Errorf("ibv_post_send", syscall.EINVAL)
 	}
+	if err := e.sleeps(s.Events); err != nil {
+		return rdma.StreamResult{}, err
+	}
 	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
 	if s.Duration > 0 {
 		// a previous timed run's unsignalled tail, still in flight
@@ -423,11 +426,29 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 	return res, nil
 }
 
+// sleeps checks that a data path asked to sleep on its CQ's channel
+// has one, as the verbs would, and counts it.
+func (e *perfEndpoint) sleeps(events bool) error {
+	if !events {
+		return nil
+	}
+	if !e.events {
+		return rdma.Errorf("ibv_get_cq_event", syscall.EINVAL)
+	}
+	e.f.mu.Lock()
+	defer e.f.mu.Unlock()
+	e.f.sleepingRuns++
+	return nil
+}
+
 // Receive is perftest's run_iter_bw_server: the shared receive CQ taken
 // up to 16 at a time, each QP's used receives posted again in whole lists
 // while more are due.
 func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
 	var res rdma.ReceiveResult
+	if err := e.sleeps(r.Events); err != nil {
+		return res, err
+	}
 	var wc [16]rdma.WC
 	total := uint64(r.Iters * len(r.SGEs))
 	list := max(r.PostList, 1)
