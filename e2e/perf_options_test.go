@@ -21,6 +21,15 @@ var perfOptionCases = []struct {
 	{"write_bw", "-N", clientPeakZero},
 	{"write_bw", "-u 16", nil},
 	{"write_bw", "-S 0", nil},
+	{"write_bw", "-S 3", nil},
+	{"send_bw", "-S 7", nil},
+	{"read_bw", "-S 1", nil},
+	{"atomic_bw", "-S 15", nil},
+	{"send_lat", "-S 15", nil},
+	{"write_lat", "-S 2", nil},
+	{"read_lat", "-S 9", nil},
+	{"atomic_lat", "-S 4", nil},
+	{"send_bw", "-c UD -S 5", udRun("send_bw")},
 	{"write_bw", "-c RC", nil},
 	{"write_bw", "-c UC", ucRun("write_bw", 0)},
 	{"write_lat", "-c UC", ucRun("write_lat", 0)},
@@ -39,6 +48,10 @@ var perfOptionCases = []struct {
 	{"write_lat", "-H", sameSamples},
 	{"send_lat", "-U", sameSamples},
 	{"send_lat", "-e", nil},
+	{"send_bw", "-e", eventsRun("send_bw")},
+	{"send_bw", "-e -q 2", eventsRun("send_bw")},
+	{"read_bw", "-e", eventsRun("read_bw")},
+	{"atomic_bw", "-e", eventsRun("atomic_bw")},
 	{"write_bw", "-D 4 -f 1", nil},
 	{"write_bw", "-c UC -D 4 -f 1", nil},
 	{"send_bw", "-c UC -D 4 -f 1", nil},
@@ -197,6 +210,24 @@ func TestSinglePerfInlineBeyondDevice(t *testing.T) {
 		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
 			t.Errorf("%s -I 912: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
 		}
+	}
+}
+
+// eventsRun: with -e both headers say that the test runs with events, on
+// the device's first completion vector, and the run is perftest's usual
+// one.
+func eventsRun(test string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
+			if !strings.Contains(out, " Test with events. Using rxe0_comp0\n") {
+				t.Errorf("%s's header does not say it runs with events:\n%s", who, out)
+			}
+		}
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
 	}
 }
 
