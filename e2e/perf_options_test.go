@@ -86,6 +86,8 @@ var perfOptionCases = []struct {
 	{"write_bw", "-b", bothDirections(false)},
 	{"read_bw", "-b", bothDirections(false)},
 	{"write_bw", "-b --report-both", bothDirections(true)},
+	{"atomic_bw", "-b", bothDirections(false)},
+	{"atomic_bw", "-b --report-both", bothDirections(true)},
 	{"write_bw", "--mr_per_qp -q 2", keyPerQP},
 	{"read_bw", "--mr_per_qp -q 2", keyPerQP},
 	{"send_bw", "--mr_per_qp -q 2", nil},
@@ -111,7 +113,7 @@ func keyPerQP(t *testing.T, side string, r, peer result) {
 // bothDirections: with -b both sides print perftest's Bidirectional title
 // and the same row, the sum of both sides' results; with --report-both
 // each side's own row follows, this side's "Local" being the peer's
-// "Remote".
+// "Remote", under the titles the peer prints.
 func bothDirections(each bool) func(*testing.T, string, result, result) {
 	return func(t *testing.T, side string, r, peer result) {
 		if !strings.Contains(r.Stdout, " Bidirectional BW Test\n") {
@@ -125,8 +127,9 @@ func bothDirections(each bool) func(*testing.T, string, result, result) {
 		if len(ours) != n || len(theirs) != n || ours[0] != theirs[0] || each && (ours[1] != theirs[2] || ours[2] != theirs[1]) {
 			t.Errorf("rdmactl %s rows %q, perftest %q:\n%s\n%s", side, ours, theirs, r.Stdout, peer.Stdout)
 		}
-		if each && (!strings.Contains(r.Stdout, "\n Local results: \n") || !strings.Contains(r.Stdout, "\n Remote results: \n")) {
-			t.Errorf("rdmactl %s --report-both:\n%s", side, r.Stdout)
+		titles := regexp.MustCompile(`(?m)^ (Local|Remote) results: ?$`)
+		if ours, theirs := titles.FindAllString(r.Stdout, -1), titles.FindAllString(peer.Stdout, -1); each && (len(ours) != 2 || strings.Join(ours, "|") != strings.Join(theirs, "|")) {
+			t.Errorf("rdmactl %s --report-both titles %q, perftest %q:\n%s", side, ours, theirs, r.Stdout)
 		}
 	}
 }

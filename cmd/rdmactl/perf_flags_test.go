@@ -97,7 +97,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
-		{[]string{"send_bw", "-b"}, "-b: rdmactl's send_bw measures one direction only; write_bw and read_bw take -b"},
+		{[]string{"send_bw", "-b"}, "-b: rdmactl's send_bw measures one direction only; write_bw, read_bw and atomic_bw take -b"},
 		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
 		{[]string{"write_bw", "-C"}, "-C : Available only on Latency tests"},
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},

@@ -6,32 +6,44 @@ import (
 	"testing"
 )
 
-// TestBidirectionalAsPerftest: with -b both sides of write_bw and read_bw
-// stream, name it in the title, show their TX depth, and print the sum of
-// both results (the fabric takes 1 ms a message: 2 × 0.0625 MB/sec at 64
-// KiB); --report-both adds each side's own row after.
+// TestBidirectionalAsPerftest: with -b both sides of write_bw, read_bw
+// and atomic_bw stream, name it in the title, show their TX depth, and
+// print the sum of both results (the fabric takes 1 ms a message: 2 ×
+// 0.0625 MB/sec at 64 KiB, 2 × 8000 bytes/sec for atomics);
+// --report-both adds each side's own row after, under perftest's titles
+// (ib_atomic_bw's end without a space).
 func TestBidirectionalAsPerftest(t *testing.T) {
-	for _, test := range []Test{WriteBW, ReadBW} {
+	for _, c := range []struct {
+		test       Test
+		verb, size string
+		sum, each  string
+		local      string
+	}{
+		{WriteBW, "RDMA_Write", "65536", "125.00", "62.50", "\n Local results: \n"},
+		{ReadBW, "RDMA_Read", "65536", "125.00", "62.50", "\n Local results: \n"},
+		{AtomicBW, "Atomic FETCH_AND_ADD", "8", "0.02", "0.01", "\n Local results:\n"},
+	} {
 		v := newFabric()
-		srv, cli, serr, cerr := runPair(t, v, Options{Test: test, GIDIndex: 1, IBPort: 1, Iters: 50, Bidirectional: true, ReportBoth: true})
+		srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, Bidirectional: true, ReportBoth: true})
 		if serr != nil || cerr != nil {
-			t.Fatalf("%s -b: server %v, client %v", test, serr, cerr)
+			t.Fatalf("%s -b: server %v, client %v", c.test, serr, cerr)
 		}
-		if n := v.Posts(opcodeOf(test, "")); n != 2*50 {
-			t.Errorf("%s -b: %d requests posted, want 50 by each side", test, n)
+		if n := v.Posts(opcodeOf(c.test, FetchAndAdd)); n != 2*50 {
+			t.Errorf("%s -b: %d requests posted, want 50 by each side", c.test, n)
 		}
-		title := "                    " + test.Verb() + " Bidirectional BW Test\n"
-		row := regexp.MustCompile(`(?m)^ 65536 +50 +[0-9.]+ +([0-9.]+) `)
+		title := "                    " + c.verb + " Bidirectional BW Test\n"
+		row := regexp.MustCompile(`(?m)^ ` + c.size + ` +50 +[0-9.]+ +([0-9.]+) `)
 		for side, out := range map[string]string{"server": srv, "client": cli} {
 			rows := row.FindAllStringSubmatch(out, -1)
 			if !strings.Contains(out, title) || !strings.Contains(out, " TX depth        : 50\n") || len(rows) != 3 {
-				t.Fatalf("%s -b %s:\n%s", test, side, out)
+				t.Fatalf("%s -b %s:\n%s", c.test, side, out)
 			}
-			if rows[0][1] != "125.00" || rows[1][1] != "62.50" || rows[2][1] != "62.50" {
-				t.Errorf("%s -b %s: sum, local, remote %s %s %s, want 125.00 62.50 62.50", test, side, rows[0][1], rows[1][1], rows[2][1])
+			if rows[0][1] != c.sum || rows[1][1] != c.each || rows[2][1] != c.each {
+				t.Errorf("%s -b %s: sum, local, remote %s %s %s, want %s %s %s", c.test, side, rows[0][1], rows[1][1], rows[2][1], c.sum, c.each, c.each)
 			}
-			if !strings.Contains(out, "\n Local results: \n") || !strings.Contains(out, "\n Remote results: \n") || !strings.HasSuffix(out, resultLine) {
-				t.Errorf("%s --report-both %s:\n%s", test, side, out)
+			remote := strings.Replace(c.local, "Local", "Remote", 1)
+			if !strings.Contains(out, c.local) || !strings.Contains(out, remote) || !strings.HasSuffix(out, resultLine) {
+				t.Errorf("%s --report-both %s:\n%s", c.test, side, out)
 			}
 		}
 	}

@@ -113,7 +113,7 @@ func warmUp(run Stream) Stream {
 	return w
 }
 
-// runRDMABWBoth is write_bw and read_bw with -b: both sides move data at
+// runRDMABWBoth is write_bw, read_bw and atomic_bw with -b: both sides move data at
 // once after a sync point (and with -a sync again after), trade their
 // results and print the sum; --report-both adds each side's own row after.
 func (s *session) runRDMABWBoth() error {
@@ -155,7 +155,7 @@ func (s *session) runRDMABWBoth() error {
 			rep   BWReport
 		}{{"Local", mine}, {"Remote", theirs}} {
 			WriteResultLine(s.out)
-			fmt.Fprintf(s.out, "\n %s results: \n", part.title)
+			fmt.Fprintf(s.out, "\n %s results:%s\n", part.title, s.reportBothTitleEnd())
 			WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
 			if err := s.printBW(part.rep); err != nil {
 				return err
@@ -167,6 +167,15 @@ func (s *session) runRDMABWBoth() error {
 		return s.peerErr(err)
 	}
 	return nil
+}
+
+// reportBothTitleEnd is what ends the titles of --report-both's rows
+// before the newline: ib_atomic_bw's have no space there.
+func (s *session) reportBothTitleEnd() string {
+	if s.r.Test == AtomicBW {
+		return ""
+	}
+	return " "
 }
 
 // runSendBW is send_bw: the server posts receives and counts arrivals;

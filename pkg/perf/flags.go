@@ -202,13 +202,13 @@ var Flags = []Flag{
 		}},
 	{Long: "report-cycles", Short: "C", Usage: "latency tests: report in CPU cycles, at the clock rate /proc/cpuinfo gives", Value: func(v *FlagValues) any { return &v.Cycles },
 		Check: latencyOnly("-C", " Available only on Latency tests")},
-	{Long: "bidirectional", Short: "b", Usage: "write_bw and read_bw: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
+	{Long: "bidirectional", Short: "b", Usage: "write_bw, read_bw and atomic_bw: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
 		Check: func(t Test, v *FlagValues) error {
 			if err := bwOnly("-b", " Bidirectional is only available in BW test")(t, v); err != nil {
 				return err
 			}
-			if t != WriteBW && t != ReadBW {
-				return fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", t)
+			if t == SendBW {
+				return fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw, read_bw and atomic_bw take -b", t)
 			}
 			return nil
 		}},

@@ -96,7 +96,7 @@ type Options struct {
 	// Cycles is -C: latency rows in CPU cycles (but with -D, which perftest
 	// reports in microseconds still).
 	Cycles bool
-	// Bidirectional is -b: both sides of write_bw and read_bw move data
+	// Bidirectional is -b: both sides of write_bw, read_bw and atomic_bw move data
 	// at once and print the sum; ReportBoth (--report-both) adds each
 	// side's own row.
 	Bidirectional bool
@@ -363,8 +363,8 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Bidirectional && o.Test.Latency() {
 		return r, refuse("-b", "", "Bidirectional is only available in BW test")
 	}
-	if r.Bidirectional && o.Test != WriteBW && o.Test != ReadBW {
-		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw and read_bw take -b", o.Test)
+	if r.Bidirectional && o.Test == SendBW {
+		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw, read_bw and atomic_bw take -b", o.Test)
 	}
 	if r.RunInfinitely {
 		if err := r.infiniteRefusals(o.Test); err != nil {
