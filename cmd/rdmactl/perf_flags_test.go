@@ -97,7 +97,7 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"write_lat", "-b"}, "-b : Bidirectional is only available in BW test"},
-		{[]string{"send_bw", "-b"}, "-b: rdmactl's send_bw measures one direction only; write_bw, read_bw and atomic_bw take -b"},
+		{[]string{"send_bw", "-b", "--run_infinitely"}, "run_infinitely mode is not supported in SEND Bidirectional BW test"},
 		{[]string{"write_lat", "-N"}, "-N : NoPeak only valid for BW tests"},
 		{[]string{"write_bw", "-C"}, "-C : Available only on Latency tests"},
 		{[]string{"write_bw", "-H"}, "-H : Available only on Latency tests"},
@@ -136,6 +136,9 @@ func TestPerfOptionsPerftestRefuses(t *testing.T) {
 	for _, test := range []string{"send_bw", "read_bw", "atomic_bw"} {
 		if o, err := runPerfCmd(t, test, "-e", "10.9.0.1"); err != nil || !o.Events {
 			t.Errorf("%s -e: %v, %+v", test, err, o)
+		}
+		if o, err := runPerfCmd(t, test, "-b", "10.9.0.1"); err != nil || !o.Bidirectional {
+			t.Errorf("%s -b: %v, %+v", test, err, o)
 		}
 	}
 	// rdmactl's own bounds of --tclass are usage errors

@@ -128,6 +128,59 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 	}
 }
 
+// pf_recv_state is a receiving run's count, per QP, of the receives it
+// posted and of those used and not yet posted again.
+struct pf_recv_state {
+	int64_t posted[PF_MAX_QPS];
+	int used[PF_MAX_QPS];
+};
+
+static void pf_recv_begin(struct pf_recv *r, struct pf_recv_state *st) {
+	for (int q = 0; q < r->nqp; q++) {
+		st->posted[q] = r->rx_depth;
+		st->used[q] = 0;
+	}
+	r->done = 0;
+}
+
+// pf_recv_take counts ne receive completions of wc, stamped now, and
+// posts each QP's used receives again, in whole lists of r->post_list and
+// no more than the messages still to come there. 0; -1 on a failed
+// completion (r->bad_*), -4 on a completion of no QP of r (r->bad_wr_id),
+// -3 - errno when posting failed.
+static int pf_recv_take(struct pf_recv *r, struct pf_recv_state *st, const struct ibv_wc *wc, int ne, int64_t now) {
+	int list = r->post_list > 1 ? r->post_list : 1;
+	if (r->done == 0)
+		r->first = now;
+	r->last = now;
+	for (int i = 0; i < ne; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			r->bad_status = wc[i].status;
+			r->bad_vendor = wc[i].vendor_err;
+			return -1;
+		}
+		if (wc[i].wr_id >= (uint64_t)r->nqp) {
+			r->bad_wr_id = wc[i].wr_id;
+			return -4;
+		}
+		st->used[(int)wc[i].wr_id]++;
+		r->done++;
+	}
+	for (int q = 0; q < r->nqp; q++) {
+		int64_t k = st->used[q] / list * list, room = (r->iters - st->posted[q]) / list * list;
+		if (k > room)
+			k = room;
+		if (k > 0) {
+			int err = pf_post_recvs(r->qp[q], r->srq, (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey[q]);
+			if (err)
+				return -3 + err;
+			st->used[q] -= (int)k;
+			st->posted[q] += k;
+		}
+	}
+	return 0;
+}
+
 // pf_idle says whether idle_ms passed without progress. Called now and
 // then, it moves the deadline on when there was progress since the last
 // call.
@@ -212,6 +265,17 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	int in_window = r->margin_ns <= 0;
 	int64_t win_done = 0;
 	int64_t deadline = clk->ns0 + (int64_t)r->idle_ms * 1000000;
+	// send_bw -b: the peer's messages taken meanwhile; a side that holds
+	// posts nothing before the first came.
+	struct pf_recv *rv = r->recv;
+	struct pf_recv_state rst;
+	struct ibv_wc rwc[PF_POLL_BATCH];
+	int64_t rtotal = rv ? rv->iters * rv->nqp : 0;
+	int hold = rv && r->hold;
+	if (rv) {
+		pf_recv_begin(rv, &rst);
+		rv->first = rv->last = clk->ticks0;
+	}
 	// With a duration the clock is read after every poll that took
 	// completions (a full pipe under emulation keeps every poll full, so
 	// counting passes alone let 1024 completions by between reads) and
@@ -225,7 +289,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	r->first = clk->ticks0;
 	r->last = clk->ticks0;
 	for (;;) {
-		for (int q = 0; q < r->nqp && !stop; q++) {
+		for (int q = 0; q < r->nqp && !stop && !hold; q++) {
 			if (paced && !in_burst) {
 				int64_t t = pf_now_ns();
 				if (t < next_burst) {
@@ -272,8 +336,24 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				drained &= ccnt[q] >= scnt[q] - scnt[q] % r->cq_mod;
 			if (drained)
 				break;
-		} else if (!timed && totccnt >= tot) {
+		} else if (!timed && totccnt >= tot && (!rv || rv->done >= rtotal)) {
 			break;
+		}
+		if (rv && rv->done < rtotal) {
+			int rne = ibv_poll_cq(r->recv_cq, PF_POLL_BATCH, rwc);
+			if (rne < 0)
+				return r->done = totccnt, -3 + cv_neg(rne);
+			if (rne > 0) {
+				progressed = 1;
+				hold = 0;
+				int rc = pf_recv_take(rv, &rst, rwc, rne, pf_ticks());
+				if (rc == -1) {
+					r->bad_status = rv->bad_status;
+					r->bad_vendor = rv->bad_vendor;
+				}
+				if (rc)
+					return r->done = totccnt, rc;
+			}
 		}
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
 		if (ne < 0)
@@ -282,7 +362,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			// idle_ms counts from the first look at the clock after
 			// the last completion: every 64Ki empty polls, or each
 			// time the slice timer ends a sleep.
-			if (r->ch && totscnt > totccnt) {
+			if (r->ch && !rv && totscnt > totccnt) {
 				int rc = pf_sleep(cq, r->ch, r->armed);
 				if (rc < 0)
 					return r->sleep_failed = 1, r->done = totccnt, -3 + rc;
@@ -500,17 +580,13 @@ int pf_write_lat(struct ibv_qp *qp, struct ibv_cq *cq, struct pf_wlat *w, int64_
 
 static int pf_receive_loop(struct ibv_cq *cq, struct pf_recv *r) {
 	struct ibv_wc wc[PF_POLL_BATCH];
-	int64_t posted[PF_MAX_QPS];
-	int used[PF_MAX_QPS] = {0};
-	int list = r->post_list > 1 ? r->post_list : 1;
+	struct pf_recv_state st;
 	int64_t total = r->iters * r->nqp;
-	for (int q = 0; q < r->nqp; q++)
-		posted[q] = r->rx_depth;
+	pf_recv_begin(r, &st);
 	pf_clock_start(&r->clk);
 	int64_t deadline = r->clk.ns0 + (int64_t)r->idle_ms * 1000000;
 	unsigned spins = 0;
 	int progressed = 0, rc = 0;
-	r->done = 0;
 	r->first = r->last = r->clk.ticks0;
 	while (r->done < total) {
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);
@@ -537,42 +613,9 @@ static int pf_receive_loop(struct ibv_cq *cq, struct pf_recv *r) {
 			continue;
 		}
 		progressed = 1;
-		int64_t now = pf_ticks();
-		if (r->done == 0)
-			r->first = now;
-		r->last = now;
-		for (int i = 0; i < ne; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				r->bad_status = wc[i].status;
-				r->bad_vendor = wc[i].vendor_err;
-				rc = -1;
-				goto out;
-			}
-			if (wc[i].wr_id >= (uint64_t)r->nqp) {
-				r->bad_wr_id = wc[i].wr_id;
-				rc = -4;
-				goto out;
-			}
-			used[(int)wc[i].wr_id]++;
-			r->done++;
-		}
-		for (int q = 0; q < r->nqp; q++) {
-			// whole lists, and no more than the messages still to come
-			int64_t k = used[q] / list * list, room = (r->iters - posted[q]) / list * list;
-			if (k > room)
-				k = room;
-			if (k > 0) {
-				int err = pf_post_recvs(r->qp[q], r->srq, (int)k, (uint64_t)q, r->addr[q], r->len, r->lkey[q]);
-				if (err) {
-					rc = -3 + err;
-					goto out;
-				}
-				used[q] -= (int)k;
-				posted[q] += k;
-			}
-		}
+		if ((rc = pf_recv_take(r, &st, wc, ne, pf_ticks())))
+			break;
 	}
-out:
 	pf_clock_stop(&r->clk);
 	return rc;
 }

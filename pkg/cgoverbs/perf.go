@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -265,6 +266,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return rdma.StreamResult{}, fmt.Errorf("stream of %d on %d of %d QPs (tx depth %d, cq_mod %d) with %d/%d stamp slots",
 			s.Iters, nqp, len(e.qps), s.TxDepth, s.CQMod, len(s.Posted), len(s.Completed))
 	}
+	if s.Events && s.Receive != nil {
+		return rdma.StreamResult{}, errors.New("a stream that receives too sleeps on no channel")
+	}
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len),
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
@@ -291,6 +295,17 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			r.tail[i] = C.int64_t(s.Tail[i])
 		}
 	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var rv *C.struct_pf_recv
+	if s.Receive != nil {
+		var err error
+		if rv, err = e.recvRun(*s.Receive); err != nil {
+			return rdma.StreamResult{}, err
+		}
+		pin.Pin(rv)
+		r.recv, r.recv_cq, r.hold = rv, e.recvCQ.cq, cBool(s.AfterFirstMessage)
+	}
 	var posted, completed *C.int64_t
 	if s.Duration <= 0 {
 		r.iters = C.int64_t(s.Iters)
@@ -300,6 +315,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	rc := C.pf_stream(e.sendCQ.cq, &r, posted, completed)
 	clk := tickClockOf(r.clk)
 	res := rdma.StreamResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
+	if rv != nil {
+		res.Received = uint64(rv.done)
+	}
 	for i := range nqp {
 		res.Tail = append(res.Tail, int(r.tail[i]))
 	}
@@ -316,6 +334,8 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return res, rdma.ErrTimeout
 	case r.sleep_failed != 0:
 		return res, rdma.Errorf("ibv_get_cq_event", syscall.Errno(-3-rc))
+	case rc == -4 && rv != nil:
+		return res, fmt.Errorf("a completion for QP %d of %d", uint64(rv.bad_wr_id), nqp)
 	}
 	return res, rdma.Errorf("ibv_post_send", syscall.Errno(-3-rc))
 }
@@ -329,12 +349,13 @@ func (e *perfEndpoint) sleepOn(cq *CQ) (*C.struct_ibv_comp_channel, *C.int, erro
 	return cq.ch.ch, &cq.st.armed, nil
 }
 
-func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
+// recvRun is the C description of rv.
+func (e *perfEndpoint) recvRun(rv rdma.Receive) (*C.struct_pf_recv, error) {
 	nqp := len(rv.SGEs)
 	if nqp < 1 || nqp > len(e.qps) || rv.Iters < 1 {
-		return rdma.ReceiveResult{}, fmt.Errorf("receive of %d on %d of %d QPs", rv.Iters, nqp, len(e.qps))
+		return nil, fmt.Errorf("receive of %d on %d of %d QPs", rv.Iters, nqp, len(e.qps))
 	}
-	r := C.struct_pf_recv{
+	r := &C.struct_pf_recv{
 		nqp: C.int(nqp), len: C.uint32_t(rv.SGEs[0].Len), srq: e.cSRQ(),
 		iters: C.int64_t(rv.Iters), rx_depth: C.int(rv.RxDepth), post_list: C.int(rv.PostList), idle_ms: timeoutMillis(rv.Idle),
 	}
@@ -344,11 +365,20 @@ func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
 	if rv.Events {
 		ch, armed, err := e.sleepOn(e.recvCQ)
 		if err != nil {
-			return rdma.ReceiveResult{}, err
+			return nil, err
 		}
 		r.ch, r.armed = ch, armed
 	}
-	rc := C.pf_receive(e.recvCQ.cq, &r)
+	return r, nil
+}
+
+func (e *perfEndpoint) Receive(rv rdma.Receive) (rdma.ReceiveResult, error) {
+	r, err := e.recvRun(rv)
+	if err != nil {
+		return rdma.ReceiveResult{}, err
+	}
+	nqp := len(rv.SGEs)
+	rc := C.pf_receive(e.recvCQ.cq, r)
 	clk := tickClockOf(r.clk)
 	res := rdma.ReceiveResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
 	switch {

@@ -45,6 +45,11 @@ struct pf_run {
 	struct ibv_comp_channel *ch;
 	int *armed;
 	int sleep_failed;
+	// send_bw -b: the messages to take meanwhile on recv_cq, as
+	// pf_receive does (NULL: none); hold posts nothing before the first
+	struct pf_recv *recv;
+	struct ibv_cq *recv_cq;
+	int hold;
 	// out; first, last and the stamps in ticks of clk
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
@@ -147,10 +152,12 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // completed hold iters × nqp stamps each (NULL with duration_ns); a
 // completed entry stays 0 unless a completion brought the count of
 // completed messages to exactly its index + 1. With r->ch it sleeps on it
-// while cq is empty and requests are in flight. r->done is the count of
-// messages completed, on failure too. Returns 0; -1 on a failed
-// completion (r->bad_*), -2 when idle_ms passed without a completion, or
-// -3 - errno when posting or polling failed.
+// while cq is empty and requests are in flight. With r->recv it takes
+// those messages too, and ends when both are done (perftest's
+// run_iter_bi). r->done is the count of messages completed, on failure
+// too. Returns 0; -1 on a failed completion (r->bad_*), -2 when idle_ms
+// passed without a completion, -3 - errno when posting or polling
+// failed, or -4 on a receive's completion of no QP (r->recv->bad_wr_id).
 int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *completed);
 
 // pf_send_lat is perftest's run_iter_lat_send with busy polling. Returns

@@ -4,6 +4,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
 // TestBidirectionalAsPerftest: with -b both sides of write_bw, read_bw
@@ -47,10 +50,52 @@ func TestBidirectionalAsPerftest(t *testing.T) {
 			}
 		}
 	}
-	if _, err := (Options{Test: SendBW, Bidirectional: true}).Resolve(); err == nil {
-		t.Error("send_bw -b was taken")
-	}
 	if _, err := (Options{Test: WriteLat, Bidirectional: true}).Resolve(); err == nil || err.Error() != "-b : Bidirectional is only available in BW test" {
 		t.Errorf("write_lat -b: %v", err)
+	}
+}
+
+// TestSendBidirectional: send_bw -b posts receives and sends on both
+// sides, and each side's header shows both depths; both print the same
+// sum, and with --report-both this side's own row is the peer's "Remote"
+// one.
+func TestSendBidirectional(t *testing.T) {
+	v := newFabric()
+	srv, cli, serr, cerr := runPair(t, v, Options{Test: SendBW, GIDIndex: 1, IBPort: 1, Iters: 50, QPs: 2, Bidirectional: true, ReportBoth: true})
+	if serr != nil || cerr != nil {
+		t.Fatalf("send_bw -b: server %v, client %v", serr, cerr)
+	}
+	if n := v.Posts(rdma.WRSend); n != 2*2*50 {
+		t.Errorf("send_bw -b -q 2: %d sends, want 100 by each side", n)
+	}
+	row := regexp.MustCompile(`(?m)^ 65536 +100 +.*$`)
+	var rows [2][]string
+	for i, out := range []string{srv, cli} {
+		rows[i] = row.FindAllString(out, -1)
+		if !strings.Contains(out, "                    Send Bidirectional BW Test\n") || !strings.Contains(out, " TX depth        : 50\n") ||
+			!strings.Contains(out, " RX depth        : 50\n") || len(rows[i]) != 3 || !strings.Contains(out, "\n Local results: \n") {
+			t.Fatalf("send_bw -b side %d:\n%s", i, out)
+		}
+	}
+	if rows[0][0] != rows[1][0] || rows[0][1] != rows[1][2] || rows[0][2] != rows[1][1] {
+		t.Errorf("server rows %q, client rows %q: want the same sum, each side's own the other's remote", rows[0], rows[1])
+	}
+}
+
+// TestSendBidirectionalRefusals: perftest's refusals of send_bw -b with
+// --run_infinitely and the SW rate limiter; rdmactl's own of -D and -e.
+func TestSendBidirectionalRefusals(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Test: SendBW, Bidirectional: true, RunInfinitely: true}, "run_infinitely mode is not supported in SEND Bidirectional BW test"},
+		{Options{Test: SendBW, Bidirectional: true, RateLimit: &RateLimit{Rate: 1, Units: "g", Type: limiterSW}}, "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests"},
+		{Options{Test: SendBW, Bidirectional: true, Duration: 4 * time.Second}, "-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D"},
+		{Options{Test: SendBW, Bidirectional: true, Events: true}, "-b with -e: rdmactl's send_bw -b polls its two CQs; drop -e"},
+	} {
+		if _, err := c.o.Resolve(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
 	}
 }

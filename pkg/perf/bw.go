@@ -50,7 +50,7 @@ func (s *session) runRDMABW() error {
 	}
 	var last BWReport
 	for _, size := range s.r.Sizes {
-		rep, err := s.stream(size)
+		rep, err := s.stream(s.streamOf(size))
 		if err != nil {
 			return err
 		}
@@ -74,8 +74,7 @@ func (s *session) runRDMABW() error {
 }
 
 // stream runs one size of a bandwidth test's active side.
-func (s *session) stream(size int) (BWReport, error) {
-	run := s.streamOf(size)
+func (s *session) stream(run Stream) (BWReport, error) {
 	if s.r.WarmUp && !s.r.Test.IsSend() {
 		if _, err := runStream(s.ep, warmUp(run)); err != nil {
 			return BWReport{}, s.dataErr(fmt.Errorf("warm-up: %w", err))
@@ -129,7 +128,7 @@ func (s *session) runRDMABWBoth() error {
 			return err
 		}
 		var err error
-		if mine, err = s.stream(size); err != nil {
+		if mine, err = s.stream(s.streamOf(size)); err != nil {
 			return err
 		}
 		if s.r.All { // perftest syncs after each size of -a only
@@ -137,11 +136,8 @@ func (s *session) runRDMABWBoth() error {
 				return err
 			}
 		}
-		if theirs, err = s.oob.Reports(mine); err != nil {
-			return s.peerErr(err)
-		}
-		if err := theirs.Check(); err != nil {
-			return cli.WithHint(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
+		if theirs, err = s.bothSides(mine); err != nil {
+			return err
 		}
 		sum := mine.plus(theirs)
 		if err := s.printBW(sum); err != nil {
@@ -149,22 +145,43 @@ func (s *session) runRDMABWBoth() error {
 		}
 		s.counted(sum)
 	}
-	if s.r.ReportBoth && !s.r.All {
-		for _, part := range []struct {
-			title string
-			rep   BWReport
-		}{{"Local", mine}, {"Remote", theirs}} {
-			WriteResultLine(s.out)
-			fmt.Fprintf(s.out, "\n %s results:%s\n", part.title, s.reportBothTitleEnd())
-			WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
-			if err := s.printBW(part.rep); err != nil {
-				return err
-			}
-		}
+	if err := s.printEachSide(mine, theirs); err != nil {
+		return err
 	}
 	WriteResultLine(s.out)
 	if err := s.oob.Close(s.local); err != nil {
 		return s.peerErr(err)
+	}
+	return nil
+}
+
+// bothSides trades this side's result of a -b run with the peer's.
+func (s *session) bothSides(mine BWReport) (theirs BWReport, err error) {
+	if theirs, err = s.oob.Reports(mine); err != nil {
+		return theirs, s.peerErr(err)
+	}
+	if err := theirs.Check(); err != nil {
+		return theirs, cli.WithHint(fmt.Errorf("the peer's result is no bandwidth: %w", err), "these numbers are the peer's own: read its output")
+	}
+	return theirs, nil
+}
+
+// printEachSide is --report-both after a -b run (not with -a): each
+// side's own row after the sum.
+func (s *session) printEachSide(mine, theirs BWReport) error {
+	if !s.r.ReportBoth || s.r.All {
+		return nil
+	}
+	for _, part := range []struct {
+		title string
+		rep   BWReport
+	}{{"Local", mine}, {"Remote", theirs}} {
+		WriteResultLine(s.out)
+		fmt.Fprintf(s.out, "\n %s results:%s\n", part.title, s.reportBothTitleEnd())
+		WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
+		if err := s.printBW(part.rep); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -179,18 +196,21 @@ func (s *session) reportBothTitleEnd() string {
 }
 
 // runSendBW is send_bw: the server posts receives and counts arrivals;
-// each side prints its own numbers.
+// each side prints its own numbers. With -b both sides send and receive
+// at once and print the sum.
 func (s *session) runSendBW() error {
 	if err := steps(s.connectPeer, s.sync, s.printAddresses); err != nil {
 		return err
 	}
 	WriteBWTableHead(s.out, s.r.Gbits, s.cpu != nil)
 	server := !s.r.active()
+	receives := server || s.r.Bidirectional
+	var mine, theirs BWReport
 	for _, size := range s.r.Sizes {
 		// QP q receives into its span's second half, as write_bw's
 		// QPs are written.
 		var sges []rdma.SGE
-		for q := 0; server && q < s.r.QPs; q++ {
+		for q := 0; receives && q < s.r.QPs; q++ {
 			sges = append(sges, sgeAt(s.ep, q, q*qpSpan(s.r)+s.r.BufSize, size+s.r.recvExtra()))
 			if err := s.ep.PostRecvs(q, s.r.recvsPosted(), sges[q]); err != nil {
 				return err
@@ -206,9 +226,23 @@ func (s *session) runSendBW() error {
 			return s.streamForever(size, 1)
 		}
 		var rep BWReport
-		if server {
+		recv := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout, Events: s.r.Events}
+		switch {
+		case s.r.Bidirectional:
+			run := s.streamOf(size)
+			run.Receive, run.AfterFirstMessage = &recv, server
+			var err error
+			if mine, err = s.stream(run); err != nil {
+				return err
+			}
+			if theirs, err = s.bothSides(mine); err != nil {
+				return err
+			}
+			rep = mine.plus(theirs)
+			s.counted(rep)
+		case server:
 			cpu := startCPU()
-			run := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout, Events: s.r.Events}
+			run := recv
 			var t BWTiming
 			var err error
 			if s.r.Duration > 0 {
@@ -224,9 +258,9 @@ func (s *session) runSendBW() error {
 			rep = t.Report()
 			s.counted(rep)
 			s.result.addCPU(cpu.since(), rep.Iters)
-		} else {
+		default:
 			var err error
-			if rep, err = s.stream(size); err != nil {
+			if rep, err = s.stream(s.streamOf(size)); err != nil {
 				return err
 			}
 			s.counted(rep)
@@ -238,6 +272,11 @@ func (s *session) runSendBW() error {
 			if err := s.sync(); err != nil {
 				return err
 			}
+		}
+	}
+	if s.r.Bidirectional {
+		if err := s.printEachSide(mine, theirs); err != nil {
+			return err
 		}
 	}
 	WriteResultLine(s.out)

@@ -39,6 +39,10 @@ type Stream struct {
 	Pace rdma.Pace
 	// Events sleeps on the send CQ's channel between completions (-e).
 	Events bool
+	// Receive, with send_bw -b, is the peer's messages taken meanwhile;
+	// AfterFirstMessage posts nothing before the first (the server).
+	Receive           *recvRun
+	AfterFirstMessage bool
 }
 
 // opcodeOf is the test's operation; atomic names the atomic one.
@@ -67,7 +71,10 @@ func sgeAt(ep rdma.PerfEndpoint, qp, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace, Events: s.Events,
+		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace, Events: s.Events, AfterFirstMessage: s.AfterFirstMessage,
+	}
+	if r := s.Receive; r != nil {
+		spec.Receive = &rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout}
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})

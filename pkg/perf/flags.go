@@ -202,16 +202,8 @@ var Flags = []Flag{
 		}},
 	{Long: "report-cycles", Short: "C", Usage: "latency tests: report in CPU cycles, at the clock rate /proc/cpuinfo gives", Value: func(v *FlagValues) any { return &v.Cycles },
 		Check: latencyOnly("-C", " Available only on Latency tests")},
-	{Long: "bidirectional", Short: "b", Usage: "write_bw, read_bw and atomic_bw: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
-		Check: func(t Test, v *FlagValues) error {
-			if err := bwOnly("-b", " Bidirectional is only available in BW test")(t, v); err != nil {
-				return err
-			}
-			if t == SendBW {
-				return fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw, read_bw and atomic_bw take -b", t)
-			}
-			return nil
-		}},
+	{Long: "bidirectional", Short: "b", Usage: "bandwidth tests: both sides move data at once; each prints the sum", Value: func(v *FlagValues) any { return &v.Bidirectional },
+		Check: bwOnly("-b", " Bidirectional is only available in BW test")},
 	{Long: "report-both", Usage: "with -b: print each side's own result after the sum", Value: func(v *FlagValues) any { return &v.ReportBoth }},
 	{Long: "report_gbits", Usage: "report bandwidth in Gb/sec instead of MB/sec", Value: func(v *FlagValues) any { return &v.Gbits }},
 	{Long: "rdma_cm", Short: "R", Usage: "exchange and connect the QPs over rdma_cm, as perftest -R (the client gives the server's IPv4 address)", Value: func(v *FlagValues) any { return &v.RDMACM }},

@@ -96,7 +96,7 @@ type Options struct {
 	// Cycles is -C: latency rows in CPU cycles (but with -D, which perftest
 	// reports in microseconds still).
 	Cycles bool
-	// Bidirectional is -b: both sides of write_bw, read_bw and atomic_bw move data
+	// Bidirectional is -b: both sides of a bandwidth test move data
 	// at once and print the sum; ReportBoth (--report-both) adds each
 	// side's own row.
 	Bidirectional bool
@@ -363,8 +363,11 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Bidirectional && o.Test.Latency() {
 		return r, refuse("-b", "", "Bidirectional is only available in BW test")
 	}
-	if r.Bidirectional && o.Test == SendBW {
-		return r, fmt.Errorf("-b: rdmactl's %s measures one direction only; write_bw, read_bw and atomic_bw take -b", o.Test)
+	if r.Bidirectional && o.Test == SendBW && o.Duration > 0 {
+		return r, fmt.Errorf("-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D")
+	}
+	if r.Bidirectional && o.Test == SendBW && r.Events {
+		return r, fmt.Errorf("-b with -e: rdmactl's send_bw -b polls its two CQs; drop -e")
 	}
 	if r.RunInfinitely {
 		if err := r.infiniteRefusals(o.Test); err != nil {
@@ -507,6 +510,8 @@ func (r Resolved) infiniteRefusals(t Test) error {
 		return refuse("", "", "run_infinitely does not support events feature yet.")
 	case t.Latency():
 		return refuse("", "", "run_infinitely exists only in BW tests for now.")
+	case t.IsSend() && r.Bidirectional:
+		return refuse("", "", "run_infinitely mode is not supported in SEND Bidirectional BW test")
 	case r.RateLimit.limiter() != "":
 		return refuse("", "", "run_infinitely does not support rate limit feature yet")
 	case r.JSON:
@@ -607,9 +612,9 @@ func (r Resolved) recvsPosted() int {
 
 // sharesRecvQueue says whether this side's QPs share a receive queue:
 // with --use-srq (send tests only), where perftest makes one: on both
-// sides of send_lat, on send_bw's server.
+// sides of send_lat and of send_bw -b, on send_bw's server.
 func (r Resolved) sharesRecvQueue() bool {
-	return r.SRQ && (r.Test.Latency() || !r.active())
+	return r.SRQ && (r.Test.Latency() || !r.active() || r.Bidirectional)
 }
 
 // active says whether this side runs the test's client part (perftest's

@@ -115,7 +115,7 @@ func (r *Resolved) resolveRateLimit(t Test) error {
 	}
 	switch kind {
 	case limiterSW:
-		if t.Latency() || t.IsAtomic() {
+		if t.Latency() || t.IsAtomic() || t.IsSend() && r.Bidirectional {
 			return refuse("", "", "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests")
 		}
 	case limiterHW:

@@ -91,7 +91,7 @@ func WriteHeader(w io.Writer, h HeaderInfo) {
 	if h.RecvPostList > 1 {
 		fmt.Fprintf(&b, " Recv Post List  : %d\n", h.RecvPostList)
 	}
-	if h.Test.IsSend() && !h.Client {
+	if h.Test.IsSend() && (!h.Client || h.Duplex) {
 		fmt.Fprintf(&b, " RX depth        : %d\n", h.RxDepth)
 	}
 	if !h.Test.Latency() {

@@ -157,8 +157,15 @@ type Stream struct {
 	Pace Pace
 	// Events sleeps on the send CQ's completion channel while it is empty
 	// and requests are in flight (perftest -e); the endpoint needs
-	// PerfConfig.Events.
+	// PerfConfig.Events. Not with Receive.
 	Events bool
+	// Receive is, for send_bw -b, the peer's messages to take meanwhile
+	// from the receive CQ, as Endpoint.Receive takes them (perftest's
+	// run_iter_bi): the run ends when both are done. Nil takes none.
+	Receive *Receive
+	// AfterFirstMessage posts nothing before the first of Receive's
+	// messages came (perftest's server under -b).
+	AfterFirstMessage bool
 }
 
 // Pace limits a Stream's rate: bursts of Burst requests over all its QPs,
@@ -181,6 +188,7 @@ type StreamTarget struct {
 // last completion.
 type StreamResult struct {
 	Completed   uint64
+	Received    uint64 // of Stream.Receive's messages
 	First, Last int64
 	// Tail is, per QP, the requests after the last signalled one: they
 	// complete unseen, holding send-queue slots until they do.

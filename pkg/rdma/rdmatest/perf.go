@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -249,6 +250,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	if err := e.sleeps(s.Events); err != nil {
 		return rdma.StreamResult{}, err
 	}
+	if s.Receive != nil {
+		return e.duplex(s)
+	}
 	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
 	if s.Duration > 0 {
 		// a previous timed run's unsignalled tail, still in flight
@@ -445,10 +449,53 @@ func (e *perfEndpoint) sleeps(events bool) error {
 // up to 16 at a time, each QP's used receives posted again in whole lists
 // while more are due.
 func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
-	var res rdma.ReceiveResult
 	if err := e.sleeps(r.Events); err != nil {
-		return res, err
+		return rdma.ReceiveResult{}, err
 	}
+	return e.receive(r, func() {})
+}
+
+// duplex is a Stream that takes s.Receive's messages too: here the
+// receiving runs beside the stream, which with s.AfterFirstMessage waits
+// for the first message.
+func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
+	type received struct {
+		res rdma.ReceiveResult
+		err error
+	}
+	done, first := make(chan received, 1), make(chan struct{})
+	go func() {
+		res, err := e.receive(*s.Receive, sync.OnceFunc(func() { close(first) }))
+		done <- received{res, err}
+	}()
+	var got *received
+	if s.AfterFirstMessage {
+		select {
+		case <-first:
+		case r := <-done:
+			if r.err != nil {
+				return rdma.StreamResult{}, r.err
+			}
+			got = &r
+		}
+	}
+	inner := s
+	inner.Receive, inner.AfterFirstMessage = nil, false
+	res, err := e.Stream(inner)
+	if got == nil {
+		r := <-done
+		got = &r
+	}
+	res.Received = got.res.Completed
+	if err == nil {
+		err = got.err
+	}
+	return res, err
+}
+
+// receive is Receive, calling first once the first message came.
+func (e *perfEndpoint) receive(r rdma.Receive, first func()) (rdma.ReceiveResult, error) {
+	var res rdma.ReceiveResult
 	var wc [16]rdma.WC
 	total := uint64(r.Iters * len(r.SGEs))
 	list := max(r.PostList, 1)
@@ -464,6 +511,7 @@ func (e *perfEndpoint) Receive(r rdma.Receive) (rdma.ReceiveResult, error) {
 		e.pass(n)
 		if res.Last = e.clock(); res.Completed == 0 {
 			res.First = res.Last
+			first()
 		}
 		for _, w := range wc[:n] {
 			if w.Status != rdma.WCSuccess {
