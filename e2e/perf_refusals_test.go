@@ -38,6 +38,8 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"send_bw", "-e -D 4"},
 		{"send_lat", "-e -D 4"},
 		{"read_bw", "-e --run_infinitely"},
+		{"send_bw", "-b --run_infinitely"},
+		{"send_bw", "-b --rate_limit 1 --rate_limit_type SW"},
 		{"write_bw", "-Q 2000"},
 		{"write_bw", "-S 16"},
 		{"write_bw", "-c XX"},
