@@ -39,7 +39,7 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"send_lat", "-e -D 4"},
 		{"read_bw", "-e --run_infinitely"},
 		{"send_bw", "-b --run_infinitely"},
-		{"send_bw", "-b --rate_limit 1 --rate_limit_type SW"},
+		{"send_bw", "-b --rate_limit 1 --rate_limit_type SW --burst_size 4"},
 		{"write_bw", "-Q 2000"},
 		{"write_bw", "-S 16"},
 		{"write_bw", "-c XX"},
