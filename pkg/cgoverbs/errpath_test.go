@@ -152,9 +152,9 @@ func TestPerfLoopErrorsReachGoAsTheirErrno(t *testing.T) {
 }
 
 // TestPerfLoopSleepErrorsReachGo: with Events the bandwidth loops sleep
-// on the CQ's channel once it is empty; a failed arming, and a channel
-// whose read fails (cvfake's fd is -1), end them with the errno, named
-// after the wait.
+// on the CQ's channel once it is empty (a stream that receives too, on
+// both CQs'); a failed arming, and a channel whose read fails (cvfake's
+// fd is -1), end them with the errno, named after the wait.
 func TestPerfLoopSleepErrorsReachGo(t *testing.T) {
 	sge := rdma.SGE{Addr: 0x1000, Len: 8, LKey: 1}
 	for _, c := range []struct {
@@ -169,10 +169,16 @@ func TestPerfLoopSleepErrorsReachGo(t *testing.T) {
 		_, err = e.Receive(rdma.Receive{SGEs: []rdma.SGE{sge}, Iters: 4, RxDepth: 1, Idle: time.Second, Events: true})
 		wantErr(t, c.what+" in a receive", err, "ibv_get_cq_event", c.want)
 	}
-	// a CQ without a channel cannot sleep
-	e := fakedPerf(t, newFaked(t, 0, 0, 0, 0))
-	e.sendCQ = &CQ{cq: e.sendCQ.cq, st: e.sendCQ.st}
+	// sending and receiving at once, it arms both CQs before it sleeps
+	e := fakedPerf(t, newFaked(t, 0, 0, int(syscall.EINVAL), 0))
+	recv := &rdma.Receive{SGEs: []rdma.SGE{sge}, Iters: 4, RxDepth: 1, Idle: time.Second, Events: true}
 	_, err := e.Stream(rdma.Stream{Op: rdma.WRSend, Targets: []rdma.StreamTarget{{Local: sge}},
+		Iters: 4, TxDepth: 2, CQMod: 1, Posted: make([]int64, 4), Completed: make([]int64, 4), Idle: time.Second, Events: true, Receive: recv})
+	wantErr(t, "arming in a stream that receives", err, "ibv_get_cq_event", syscall.EINVAL)
+	// a CQ without a channel cannot sleep
+	e = fakedPerf(t, newFaked(t, 0, 0, 0, 0))
+	e.sendCQ = &CQ{cq: e.sendCQ.cq, st: e.sendCQ.st}
+	_, err = e.Stream(rdma.Stream{Op: rdma.WRSend, Targets: []rdma.StreamTarget{{Local: sge}},
 		Iters: 4, TxDepth: 2, CQMod: 1, Posted: make([]int64, 4), Completed: make([]int64, 4), Idle: time.Second, Events: true})
 	wantErr(t, "no channel", err, "ibv_get_cq_event", syscall.EINVAL)
 }

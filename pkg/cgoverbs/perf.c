@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -215,6 +216,39 @@ static int pf_sleep(struct ibv_cq *cq, struct ibv_comp_channel *ch, int *armed) 
 	return 1;
 }
 
+// pf_sleep_either is pf_sleep on a stream's send CQ and its receive CQ,
+// each with its channel (perftest's -b has one channel for both): it
+// arms each CQ that is not armed and returns 1 (poll both once more), or
+// sleeps in poll(2) until either channel has an event, takes it and
+// returns 1, or until the slice timer's signal, 0. Or -errno.
+static int pf_sleep_either(struct ibv_cq *cq[2], struct ibv_comp_channel *ch[2], int *armed[2]) {
+	int asked = 0;
+	for (int i = 0; i < 2; i++) {
+		if (*armed[i])
+			continue;
+		int rc = ibv_req_notify_cq(cq[i], 0);
+		if (rc)
+			return cv_neg(rc);
+		*armed[i] = asked = 1;
+	}
+	if (asked)
+		return 1;
+	struct pollfd p[2] = {{.fd = ch[0]->fd, .events = POLLIN}, {.fd = ch[1]->fd, .events = POLLIN}};
+	if (poll(p, 2, -1) < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int i = 0; i < 2; i++) {
+		if (!p[i].revents)
+			continue;
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		if (ibv_get_cq_event(ch[i], &ev_cq, &ev_ctx))
+			return -errno;
+		ibv_ack_cq_events(ev_cq, 1);
+		*armed[i] = 0;
+	}
+	return 1;
+}
+
 // pf_stream is a whole bandwidth run in one call, so that no scheduler
 // sits between a completion and the next post (a Go loop of short cgo
 // calls let the runtime hand the thread off and cost half the bandwidth
@@ -339,8 +373,9 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		} else if (!timed && totccnt >= tot && (!rv || rv->done >= rtotal)) {
 			break;
 		}
+		int rne = 0;
 		if (rv && rv->done < rtotal) {
-			int rne = ibv_poll_cq(r->recv_cq, PF_POLL_BATCH, rwc);
+			rne = ibv_poll_cq(r->recv_cq, PF_POLL_BATCH, rwc);
 			if (rne < 0)
 				return r->done = totccnt, -3 + cv_neg(rne);
 			if (rne > 0) {
@@ -362,8 +397,11 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			// idle_ms counts from the first look at the clock after
 			// the last completion: every 64Ki empty polls, or each
 			// time the slice timer ends a sleep.
-			if (r->ch && !rv && totscnt > totccnt) {
-				int rc = pf_sleep(cq, r->ch, r->armed);
+			if (r->ch && (rv ? rne == 0 : totscnt > totccnt)) {
+				struct ibv_cq *cqs[2] = {cq, r->recv_cq};
+				struct ibv_comp_channel *chs[2] = {r->ch, rv ? rv->ch : NULL};
+				int *armed[2] = {r->armed, rv ? rv->armed : NULL};
+				int rc = rv ? pf_sleep_either(cqs, chs, armed) : pf_sleep(cq, r->ch, r->armed);
 				if (rc < 0)
 					return r->sleep_failed = 1, r->done = totccnt, -3 + rc;
 				look = 1;

@@ -266,8 +266,8 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return rdma.StreamResult{}, fmt.Errorf("stream of %d on %d of %d QPs (tx depth %d, cq_mod %d) with %d/%d stamp slots",
 			s.Iters, nqp, len(e.qps), s.TxDepth, s.CQMod, len(s.Posted), len(s.Completed))
 	}
-	if s.Events && s.Receive != nil {
-		return rdma.StreamResult{}, errors.New("a stream that receives too sleeps on no channel")
+	if s.Receive != nil && s.Events != s.Receive.Events {
+		return rdma.StreamResult{}, errors.New("a stream and the receiving beside it sleep both or neither")
 	}
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len),

@@ -154,7 +154,8 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 // completed messages to exactly its index + 1. With r->ch it sleeps on it
 // while cq is empty and requests are in flight. With r->recv it takes
 // those messages too, and ends when both are done (perftest's
-// run_iter_bi). r->done is the count of messages completed, on failure
+// run_iter_bi); with r->ch it then sleeps on both CQs' channels (r->recv
+// has one too) while neither has a completion. r->done is the count of messages completed, on failure
 // too. Returns 0; -1 on a failed completion (r->bad_*), -2 when idle_ms
 // passed without a completion, -3 - errno when posting or polling
 // failed, or -4 on a receive's completion of no QP (r->recv->bad_wr_id).

@@ -83,7 +83,7 @@ func TestSendBidirectional(t *testing.T) {
 }
 
 // TestSendBidirectionalRefusals: perftest's refusals of send_bw -b with
-// --run_infinitely and the SW rate limiter; rdmactl's own of -D and -e.
+// --run_infinitely and the SW rate limiter; rdmactl's own of -D.
 func TestSendBidirectionalRefusals(t *testing.T) {
 	for _, c := range []struct {
 		o    Options
@@ -92,7 +92,6 @@ func TestSendBidirectionalRefusals(t *testing.T) {
 		{Options{Test: SendBW, Bidirectional: true, RunInfinitely: true}, "run_infinitely mode is not supported in SEND Bidirectional BW test"},
 		{Options{Test: SendBW, Bidirectional: true, RateLimit: &RateLimit{Rate: 1, Units: "g", Type: limiterSW}}, "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests"},
 		{Options{Test: SendBW, Bidirectional: true, Duration: 4 * time.Second}, "-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D"},
-		{Options{Test: SendBW, Bidirectional: true, Events: true}, "-b with -e: rdmactl's send_bw -b polls its two CQs; drop -e"},
 	} {
 		if _, err := c.o.Resolve(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)

@@ -74,7 +74,7 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace, Events: s.Events, AfterFirstMessage: s.AfterFirstMessage,
 	}
 	if r := s.Receive; r != nil {
-		spec.Receive = &rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout}
+		spec.Receive = &rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout, Events: r.Events}
 	}
 	for i, r := range s.Remotes {
 		spec.Targets = append(spec.Targets, rdma.StreamTarget{Local: sgeAt(ep, i, i*s.Span, s.Size), RemoteAddr: r.VAddr, RKey: r.RKey})

@@ -8,17 +8,19 @@ import (
 
 // TestEventsOnBandwidthTests: with -e send_bw, read_bw and atomic_bw run,
 // their headers say so as perftest's, and each side that takes
-// completions sleeps on its CQ's channel: send_bw's sender and receiver,
-// the read and atomic tests' requester (their server takes none).
+// completions sleeps on its CQ's channel: send_bw's sender and receiver
+// (under -b each side's sending and receiving), the read and atomic
+// tests' requester (their server takes none, but for -b).
 func TestEventsOnBandwidthTests(t *testing.T) {
 	for _, c := range []struct {
 		test     Test
+		both     bool
 		sleeping int
-	}{{SendBW, 2}, {ReadBW, 1}, {AtomicBW, 1}} {
+	}{{SendBW, false, 2}, {ReadBW, false, 1}, {AtomicBW, false, 1}, {SendBW, true, 4}, {ReadBW, true, 2}} {
 		v := newFabric()
-		srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, Events: true})
+		srv, cli, serr, cerr := runPair(t, v, Options{Test: c.test, GIDIndex: 1, IBPort: 1, Iters: 50, Events: true, Bidirectional: c.both})
 		if serr != nil || cerr != nil {
-			t.Fatalf("%s -e: server %v, client %v", c.test, serr, cerr)
+			t.Fatalf("%s -e -b=%v: server %v, client %v", c.test, c.both, serr, cerr)
 		}
 		for side, out := range map[string]string{"server": srv, "client": cli} {
 			if !strings.Contains(out, " Test with events. Using rxe0_comp0\n") || !bwRowOf(out) {

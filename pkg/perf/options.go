@@ -366,9 +366,6 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Bidirectional && o.Test == SendBW && o.Duration > 0 {
 		return r, fmt.Errorf("-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D")
 	}
-	if r.Bidirectional && o.Test == SendBW && r.Events {
-		return r, fmt.Errorf("-b with -e: rdmactl's send_bw -b polls its two CQs; drop -e")
-	}
 	if r.RunInfinitely {
 		if err := r.infiniteRefusals(o.Test); err != nil {
 			return r, err

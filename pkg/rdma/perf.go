@@ -157,7 +157,8 @@ type Stream struct {
 	Pace Pace
 	// Events sleeps on the send CQ's completion channel while it is empty
 	// and requests are in flight (perftest -e); the endpoint needs
-	// PerfConfig.Events. Not with Receive.
+	// PerfConfig.Events. With Receive (whose Events must be the same) it
+	// sleeps on both CQs' channels while neither has a completion.
 	Events bool
 	// Receive is, for send_bw -b, the peer's messages to take meanwhile
 	// from the receive CQ, as Endpoint.Receive takes them (perftest's

@@ -463,6 +463,9 @@ func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
 		res rdma.ReceiveResult
 		err error
 	}
+	if err := e.sleeps(s.Receive.Events); err != nil {
+		return rdma.StreamResult{}, err
+	}
 	done, first := make(chan received, 1), make(chan struct{})
 	go func() {
 		res, err := e.receive(*s.Receive, sync.OnceFunc(func() { close(first) }))
@@ -480,7 +483,7 @@ func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
 		}
 	}
 	inner := s
-	inner.Receive, inner.AfterFirstMessage = nil, false
+	inner.Receive, inner.AfterFirstMessage, inner.Events = nil, false, false
 	res, err := e.Stream(inner)
 	if got == nil {
 		r := <-done
