@@ -90,6 +90,8 @@ var perfOptionCases = []struct {
 	{"send_bw", "-b", bothDirections(false)},
 	{"send_bw", "-b -q 2", bothDirections(false)},
 	{"send_bw", "-b --report-both", bothDirections(true)},
+	{"send_bw", "-b -e", allOf(bothDirections(false), eventsRun("send_bw"))},
+	{"read_bw", "-b -e", allOf(bothDirections(false), eventsRun("read_bw"))},
 	{"atomic_bw", "-b --report-both", bothDirections(true)},
 	{"write_bw", "--mr_per_qp -q 2", keyPerQP},
 	{"read_bw", "--mr_per_qp -q 2", keyPerQP},
@@ -215,6 +217,15 @@ func TestSinglePerfInlineBeyondDevice(t *testing.T) {
 	for side, r := range map[string]result{"server": srv, "client": cli} {
 		if r.Code != 1 || !strings.Contains(r.Stderr, "ibv_create_qp") || !strings.Contains(r.Stderr, "try a smaller -I") {
 			t.Errorf("%s -I 912: exit %d\n%s%s", side, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
+// allOf runs every check.
+func allOf(checks ...func(*testing.T, string, result, result)) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		for _, c := range checks {
+			c(t, side, r, peer)
 		}
 	}
 }
