@@ -108,8 +108,9 @@ type recvRun struct {
 	Size           int // the messages' size; a receive may hold more (UD's GRH)
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
-	// Events sleeps on the receive CQ's channel between messages (-e,
-	// which perftest takes without -D only: receive alone sleeps).
+	// Events sleeps on the receive CQ's channel between messages (-e;
+	// receive sleeps, receiveFor and receiveForever need not: perftest
+	// takes -e without -D only).
 	Events bool
 }
 

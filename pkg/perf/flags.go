@@ -109,7 +109,7 @@ var Flags = []Flag{
 		}},
 	{Long: "connection", Short: "c", Usage: "connection type: RC (default), UC (write and send tests) or UD (send tests, messages of at most the MTU)", Value: func(v *FlagValues) any { return &v.Conn },
 		Check: func(t Test, v *FlagValues) error { return checkConn(t, v.Conn) }},
-	{Long: "events", Short: "e", Usage: "sleep on CQ events, not only the latency tests (they do by default; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
+	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
 			case t.IsWrite():
