@@ -406,7 +406,7 @@ func (v *FlagValues) Resolve(t Test, given func(long string) bool) (Options, err
 	}
 	// the checks that need every option
 	r, err := o.Resolve()
-	if err == nil && v.AESXTS {
+	if err == nil {
 		err = checkAESXTS(v, r)
 	}
 	if err != nil {

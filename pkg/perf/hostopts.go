@@ -22,8 +22,20 @@ const (
 
 // checkAESXTS is perftest's parser on --aes_xts, whose refusals come
 // before any device is looked at; past them rdmactl refuses it: it has
-// no encryption.
+// no encryption. Without --aes_xts, perftest refuses its files.
 func checkAESXTS(v *FlagValues, r Resolved) error {
+	if !v.AESXTS {
+		switch {
+		case v.CredentialsPath != "":
+			return refuse("--credentials_path", "", "giving credentials path supported only with enc/dec traffic")
+		case v.KEKPath != "":
+			return refuse("--kek_path", "", "giving kek path supported only with enc/dec traffic")
+		case v.DEKAppPath != "":
+			// sic: perftest names the kek path here too
+			return refuse("--data_enc_key_app_path", "", "giving kek path supported only with enc/dec traffic")
+		}
+		return nil
+	}
 	switch {
 	case r.Conn != rdma.QPTypeRC && r.Conn != 0:
 		return refuse("--aes_xts", "", "aes_xts supported only on RC")

@@ -37,6 +37,11 @@ func TestHostOptionRefusals(t *testing.T) {
 		{WriteBW, with(paths, "rdma_cm", ""), "rdma_cm doesn't support aes_xts", true},
 		{WriteBW, with(paths, "inline_size", "100", "size", "64"), "aes_xts doesn't support Inline messages", true},
 		{WriteBW, paths, "rdmactl has no encryption", false},
+		// the files without --aes_xts, on every test (the key app's
+		// refusal says "kek path" too, as perftest's does)
+		{SendBW, map[string]string{"kek_path": "/k"}, "giving kek path supported only with enc/dec traffic", true},
+		{AtomicBW, map[string]string{"data_enc_key_app_path": "/d"}, "giving kek path supported only with enc/dec traffic", true},
+		{ReadLat, map[string]string{"kek_path": "/k", "credentials_path": "/c"}, "giving credentials path supported only with enc/dec traffic", true},
 		{WriteBW, map[string]string{"dont_xchg_versions": ""}, "Current implementation is not compatible with versions older than 5.70", true},
 		{WriteLat, map[string]string{"dualport": ""}, "Dual-port mode only supports BW tests.", true},
 		{AtomicBW, map[string]string{"odp": ""}, "ODP does not support ATOMICS for now", true},
