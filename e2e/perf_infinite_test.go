@@ -75,7 +75,7 @@ func lineBuffered(name string, args []string) (string, []string) {
 func TestSinglePerfRunInfinitely(t *testing.T) {
 	rates := map[string]float64{}
 	blocks := map[string]string{}
-	for _, test := range []string{"write_bw", "read_bw", "send_bw"} {
+	for _, test := range []string{"write_bw", "read_bw", "send_bw", "atomic_bw"} {
 		for _, roles := range [][2]string{{"perftest", "rdmactl"}, {"rdmactl", "perftest"}, {"rdmactl", "rdmactl"}} {
 			if test == "send_bw" && roles != [2]string{"rdmactl", "rdmactl"} {
 				// ib_send_bw, client and server alike, samples its clock

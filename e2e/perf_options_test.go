@@ -100,6 +100,258 @@ var perfOptionCases = []struct {
 	{"send_bw", "--use-srq -q 2", headerHas("Using SRQ      : ON\n")},
 	{"send_bw", "--use-srq -c UD", headerHas("Using SRQ      : ON\n")},
 	{"send_lat", "--use-srq", headerHas("Using SRQ      : ON\n")},
+
+	// The cells of docs/perf-options.md's gap: options perftest takes on
+	// a test, each run on that test in both roles.
+	{"write_bw", "-i 1", nil},
+	{"send_bw", "-i 1", nil},
+	{"read_bw", "-i 1", nil},
+	{"atomic_bw", "-i 1", nil},
+	{"send_lat", "-i 1", nil},
+	{"write_lat", "-i 1", nil},
+	{"read_lat", "-i 1", nil},
+	{"atomic_lat", "-i 1", nil},
+	{"read_bw", "-s 64", nil},
+	{"write_lat", "-s 64", nil},
+	{"read_lat", "-s 64", nil},
+	{"write_bw", "-a -n 5", allSizes("write_bw")},
+	{"send_bw", "-a -n 5", allSizes("send_bw")},
+	{"read_bw", "-a -n 5", allSizes("read_bw")},
+	{"send_lat", "-a -n 5", allSizes("send_lat")},
+	{"write_lat", "-a -n 5", allSizes("write_lat")},
+	{"read_lat", "-a -n 5", allSizes("read_lat")},
+	{"read_bw", "-D 3 -f 1", nil},
+	{"atomic_bw", "-D 3 -f 1", nil},
+	{"write_lat", "-D 3 -f 1", timedLatTable("write_lat", false)},
+	{"read_lat", "-D 3 -f 1", timedLatTable("read_lat", false)},
+	{"atomic_lat", "-D 3 -f 1", timedLatTable("atomic_lat", false)},
+	{"atomic_bw", "-q 2", nil},
+	{"write_bw", "-t 64", nil},
+	{"send_bw", "-t 64", nil},
+	{"read_bw", "-t 64", nil},
+	{"atomic_bw", "-t 64", nil},
+	{"send_lat", "-t 64", nil},
+	{"write_lat", "-t 64", nil},
+	{"read_lat", "-t 64", nil},
+	{"atomic_lat", "-t 64", nil},
+	{"write_bw", "-m 1024", nil},
+	{"send_bw", "-m 1024", nil},
+	{"read_bw", "-m 1024", nil},
+	{"atomic_bw", "-m 1024", nil},
+	{"send_lat", "-m 1024", nil},
+	{"write_lat", "-m 1024", nil},
+	{"read_lat", "-m 1024", nil},
+	{"atomic_lat", "-m 1024", nil},
+	{"read_bw", "-Q 2", nil},
+	{"atomic_bw", "-Q 2", nil},
+	{"send_lat", "-Q 2", nil},
+	{"write_lat", "-Q 2", nil},
+	{"read_lat", "-Q 2", nil},
+	{"atomic_lat", "-Q 2", nil},
+	{"send_bw", "-N", nil},
+	{"read_bw", "-N", nil},
+	{"atomic_bw", "-N", nil},
+	{"send_bw", "-u 16", nil},
+	{"read_bw", "-u 16", nil},
+	{"atomic_bw", "-u 16", nil},
+	{"send_lat", "-u 16", nil},
+	{"write_lat", "-u 16", nil},
+	{"read_lat", "-u 16", nil},
+	{"atomic_lat", "-u 16", nil},
+	{"read_bw", "-c RC", nil},
+	{"atomic_bw", "-c RC", nil},
+	{"read_lat", "-c RC", nil},
+	{"atomic_lat", "-c RC", nil},
+	{"read_lat", "-e", nil},
+	{"atomic_lat", "-e", nil},
+	{"read_bw", "--output=bandwidth", oneNumberPastStrayLine("read_bw")},
+	{"atomic_bw", "--output=message_rate", oneNumberPastStrayLine("atomic_bw")},
+	{"send_lat", "--output=latency", oneNumber},
+	{"read_lat", "--output=latency", oneNumberPastStrayLine("read_lat")},
+	{"atomic_lat", "--output=latency", oneNumberPastStrayLine("atomic_lat")},
+	{"send_lat", "-H", nil},
+	{"read_lat", "-H", nil},
+	{"atomic_lat", "-H", nil},
+	{"write_lat", "-U", nil},
+	{"read_lat", "-U", nil},
+	{"atomic_lat", "-U", nil},
+	{"read_bw", "-l 4", nil},
+	{"atomic_bw", "-l 4", nil},
+	{"read_bw", "--reversed", nil},
+	{"atomic_bw", "--reversed", nil},
+	{"write_lat", "--reversed", nil},
+	{"read_lat", "--reversed", reversedLatTable},
+	{"atomic_lat", "--reversed", reversedLatTable},
+	{"write_bw", "--recv_post_list 2", nil},
+	{"read_bw", "--recv_post_list 2", nil},
+	{"atomic_bw", "--recv_post_list 2", nil},
+	{"atomic_lat", "-o 2", nil},
+	{"send_bw", "-R -T 32", nil},
+	{"read_bw", "-R -T 32", nil},
+	{"atomic_bw", "-R -T 32", nil},
+	{"send_lat", "-R -T 32", nil},
+	{"write_lat", "-R -T 32", nil},
+	{"read_lat", "-R -T 32", nil},
+	{"atomic_lat", "-R -T 32", nil},
+	{"atomic_bw", "-R", nil},
+	{"atomic_lat", "-R", nil},
+	{"atomic_bw", "-z", nil},
+	{"write_lat", "-z", nil},
+	{"read_lat", "-z", nil},
+	{"atomic_lat", "-z", nil},
+	{"send_bw", "--tclass 32", nil},
+	{"read_bw", "--tclass 32", nil},
+	{"atomic_bw", "--tclass 32", nil},
+	{"write_lat", "--tclass 32", nil},
+	{"read_lat", "--tclass 32", nil},
+	{"atomic_lat", "--tclass 32", nil},
+	{"read_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", nil},
+	{"atomic_bw", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", nil},
+	{"write_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", nil},
+	{"read_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", nil},
+	{"atomic_lat", "-W hw_counters/sent_pkts,hw_counters/rcvd_pkts", nil},
+	{"read_lat", "-C", nil},
+	{"atomic_lat", "-C", nil},
+	{"read_bw", "-b --report-both", bothDirections(true)},
+	{"send_bw", "--report-both", nil},
+	{"atomic_bw", "--report-both", nil},
+	{"send_lat", "--report-both", nil},
+	{"write_lat", "--report-both", nil},
+	{"read_lat", "--report-both", nil},
+	{"atomic_lat", "--report-both", nil},
+	{"send_bw", "--report_gbits", headerHas("BW peak[Gb/sec]")},
+	{"read_bw", "--report_gbits", headerHas("BW peak[Gb/sec]")},
+	{"send_lat", "--report_gbits", nil},
+	{"write_lat", "--report_gbits", nil},
+	{"read_lat", "--report_gbits", nil},
+	{"atomic_lat", "--report_gbits", nil},
+	{"write_bw", "-F", nil},
+	{"send_bw", "-F", nil},
+	{"read_bw", "-F", nil},
+	{"atomic_bw", "-F", nil},
+	{"send_lat", "-F", nil},
+	{"write_lat", "-F", nil},
+	{"read_lat", "-F", nil},
+	{"atomic_lat", "-F", nil},
+	{"read_bw", "-w 0.001", nil},
+	{"atomic_bw", "-w 0.001", nil},
+	{"send_lat", "-w 0.001", nil},
+	{"write_lat", "-w 0.001", nil},
+	{"read_lat", "-w 0.001", nil},
+	{"atomic_lat", "-w 0.001", nil},
+	{"read_bw", "-y 0.0001", nil},
+	{"atomic_bw", "-y 0.0001", nil},
+	{"send_lat", "-y 0.0001", nil},
+	{"write_lat", "-y 0.0001", nil},
+	{"read_lat", "-y 0.0001", nil},
+	{"atomic_lat", "-y 0.0001", nil},
+	{"write_bw", "--perform_warm_up", nil},
+	{"send_bw", "--perform_warm_up", nil},
+	{"read_bw", "--perform_warm_up", nil},
+	{"send_lat", "--perform_warm_up", nil},
+	{"write_lat", "--perform_warm_up", nil},
+	{"read_lat", "--perform_warm_up", nil},
+	{"atomic_lat", "--perform_warm_up", nil},
+	{"read_bw", "-D 3 --cpu_util", cpuUtilColumn},
+	{"atomic_bw", "-D 3 --cpu_util", cpuUtilColumn},
+	{"write_lat", "-D 3 --cpu_util", timedLatTable("write_lat", true)},
+	{"read_lat", "-D 3 --cpu_util", timedLatTable("read_lat", true)},
+	{"atomic_lat", "-D 3 --cpu_util", timedLatTable("atomic_lat", true)},
+	{"read_bw", "--rate_limit 0.1 --rate_units g --rate_limit_type SW --burst_size 16", nil},
+	{"atomic_bw", "--rate_limit 10 --rate_units M", nil},
+	{"send_lat", "--rate_limit 10 --rate_units M", nil},
+	{"write_lat", "--rate_limit 10 --rate_units g --burst_size 16", nil},
+	{"read_lat", "--rate_limit 10 --rate_units g --burst_size 16", nil},
+	{"atomic_lat", "--rate_limit 10 --rate_units g --burst_size 16", nil},
+	{"atomic_bw", "--mr_per_qp -q 2", nil},
+	{"send_lat", "--mr_per_qp", nil},
+	{"write_lat", "--mr_per_qp", nil},
+	{"read_lat", "--mr_per_qp", nil},
+	{"atomic_lat", "--mr_per_qp", nil},
+}
+
+// timedLatTable: a latency test with -D prints perftest's timed table
+// (t_avg and tps average, and CPU_Util[%] with --cpu_util) on each side
+// that prints one: not on ib_read_lat's and ib_atomic_lat's servers,
+// which print no table, nor on rdmactl's in their place.
+func timedLatTable(test string, cpu bool) func(*testing.T, string, result, result) {
+	head := ` #bytes        #iterations       t_avg[usec]    tps average`
+	if cpu {
+		head += `    CPU_Util[%]`
+	}
+	table := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(head) + `\n \d+ +[1-9]\d* +\d+\.\d\d +\d+\.\d\d`)
+	return func(t *testing.T, side string, r, peer result) {
+		peerSide := map[string]string{"client": "server", "server": "client"}[side]
+		for _, s := range []struct {
+			who, role, out string
+		}{{"rdmactl", side, r.Stdout}, {"perftest", peerSide, peer.Stdout}} {
+			want := !(s.role == "server" && (test == "read_lat" || test == "atomic_lat"))
+			if got := table.MatchString(s.out); got != want {
+				t.Errorf("%s %s: the timed table %q printed %v, want %v:\n%s", s.who, s.role, head, got, want, s.out)
+			}
+		}
+	}
+}
+
+// reversedLatTable: with --reversed the listening side runs the test's
+// client part, so on read_lat and atomic_lat it prints the table and the
+// connecting side none, in rdmactl as in perftest.
+func reversedLatTable(t *testing.T, side string, r, peer result) {
+	listening, connecting := r, peer
+	if side == "client" {
+		listening, connecting = peer, r
+	}
+	if !latRow.MatchString(listening.Stdout) || strings.Contains(connecting.Stdout, " #bytes") {
+		t.Errorf("--reversed, rdmactl as the %s: the table is not the listening side's alone:\nlistening:\n%s\nconnecting:\n%s", side, listening.Stdout, connecting.Stdout)
+	}
+}
+
+// oneNumberPastStrayLine: --output on the read and atomic tests. rdmactl
+// prints the number alone; perftest first prints the stray line of
+// dashes it prints on those tests for a device it does not know (rxe),
+// which rdmactl leaves out of every output. ib_read_lat's and
+// ib_atomic_lat's servers print no number, nor does rdmactl's.
+func oneNumberPastStrayLine(test string) func(*testing.T, string, result, result) {
+	stray := strings.Repeat("-", 87) + "\n"
+	return func(t *testing.T, side string, r, peer result) {
+		peerIsServer := side == "client"
+		noNumber := test == "read_lat" || test == "atomic_lat"
+		ours, theirs := r.Stdout, strings.TrimPrefix(peer.Stdout, stray)
+		if noNumber && side == "server" {
+			if ours != "" || !oneNumberOut.MatchString(theirs) {
+				t.Errorf("--output, rdmactl server %q, perftest client %q", r.Stdout, peer.Stdout)
+			}
+			return
+		}
+		if noNumber && peerIsServer {
+			if !oneNumberOut.MatchString(ours) || theirs != "" {
+				t.Errorf("--output, rdmactl client %q, perftest server %q", r.Stdout, peer.Stdout)
+			}
+			return
+		}
+		if !oneNumberOut.MatchString(ours) || !oneNumberOut.MatchString(theirs) {
+			t.Errorf("--output: rdmactl %s %q, perftest %q", side, r.Stdout, peer.Stdout)
+		}
+	}
+}
+
+// allSizes: -a runs every size from 2 to 2^23 bytes, a row each on the
+// client (and on a bandwidth test's server), as perftest's peer does.
+func allSizes(test string) func(*testing.T, string, result, result) {
+	return func(t *testing.T, side string, r, peer result) {
+		srv, cli := r, peer
+		if side == "client" {
+			srv, cli = peer, r
+		}
+		checkPerf(t, test, srv, cli)
+		row := bwRow
+		if strings.HasSuffix(test, "_lat") {
+			row = latRow
+		}
+		if n := len(row.FindAllString(cli.Stdout, -1)); n != 23 {
+			t.Errorf("-a: the client printed %d rows, want 23 (2 … 2^23):\n%s", n, cli.Stdout)
+		}
+	}
 }
 
 // keyPerQP: with --mr_per_qp each QP's record has a key of its own, on
@@ -409,7 +661,11 @@ func TestSinglePerfOptionsInterop(t *testing.T) {
 				if strings.HasPrefix(c.args, "-D") {
 					args = append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 				}
-				srv, cli := perfPair(t, c.test, roles[0], roles[1], singlePair(t), args...)
+				pair := singlePair(t)
+				if strings.Contains(" "+c.args+" ", " -R ") || strings.Contains(" "+c.args+" ", " -z ") {
+					pair = cmPair(t) // the server listens on rdma_cm, not TCP
+				}
+				srv, cli := perfPair(t, c.test, roles[0], roles[1], pair, args...)
 				if srv.Code != 0 || cli.Code != 0 {
 					t.Fatalf("server exit %d\n%s%s\nclient exit %d\n%s%s", srv.Code, srv.Stdout, srv.Stderr, cli.Code, cli.Stdout, cli.Stderr)
 				}

@@ -37,6 +37,7 @@ func TestSinglePerfOutJSON(t *testing.T) {
 		{"send_lat", "-n 20"},
 		{"write_lat", "-n 20"},
 		{"read_lat", "-n 20"},
+		{"atomic_lat", "-n 20"},
 		{"send_lat", "-D 4 -f 1"},
 		{"write_bw", "-n 20 --output=bandwidth"},
 		{"write_bw", "-n 20 -b --report-both"},

@@ -124,6 +124,42 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"send_lat", "--report-histogrm=1"},
 		{"write_bw", "--report_gbits=yes"},
 		{"write_bw", "--bidirectional=1"},
+		// the SW rate limiter off the bandwidth tests (with a burst size:
+		// without one perftest first warns that it sets it to -t's)
+		{"write_lat", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},
+		{"read_lat", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},
+		{"atomic_lat", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},
+		// the encryption options, which this perftest refuses on every test
+		// (built without HAVE_AES_XTS, or the keys' paths without --aes_xts)
+		{"send_bw", "--aes_xts"},
+		{"read_bw", "--aes_xts"},
+		{"atomic_bw", "--aes_xts"},
+		{"send_lat", "--aes_xts"},
+		{"read_lat", "--aes_xts"},
+		{"atomic_lat", "--aes_xts"},
+		{"send_bw", "--kek_path /tmp/k"},
+		{"read_bw", "--kek_path /tmp/k"},
+		{"atomic_bw", "--kek_path /tmp/k"},
+		{"send_lat", "--kek_path /tmp/k"},
+		{"write_lat", "--kek_path /tmp/k"},
+		{"read_lat", "--kek_path /tmp/k"},
+		{"atomic_lat", "--kek_path /tmp/k"},
+		{"write_bw", "--data_enc_key_app_path /tmp/k"},
+		{"send_bw", "--data_enc_key_app_path /tmp/k"},
+		{"read_bw", "--data_enc_key_app_path /tmp/k"},
+		{"atomic_bw", "--data_enc_key_app_path /tmp/k"},
+		{"send_lat", "--data_enc_key_app_path /tmp/k"},
+		{"write_lat", "--data_enc_key_app_path /tmp/k"},
+		{"read_lat", "--data_enc_key_app_path /tmp/k"},
+		{"atomic_lat", "--data_enc_key_app_path /tmp/k"},
+		{"write_bw", "--credentials_path /tmp/k"},
+		{"send_bw", "--credentials_path /tmp/k"},
+		{"read_bw", "--credentials_path /tmp/k"},
+		{"atomic_bw", "--credentials_path /tmp/k"},
+		{"send_lat", "--credentials_path /tmp/k"},
+		{"write_lat", "--credentials_path /tmp/k"},
+		{"read_lat", "--credentials_path /tmp/k"},
+		{"atomic_lat", "--credentials_path /tmp/k"},
 	} {
 		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
 		real := run(t, time.Minute, "ib_"+c.test, args...)
