@@ -486,10 +486,16 @@ func allOf(checks ...func(*testing.T, string, result, result)) func(*testing.T, 
 // the device's first completion vector, and the run is perftest's usual
 // one.
 func eventsRun(test string) func(*testing.T, string, result, result) {
+	return headersSayThenRun(test, " Test with events. Using rxe0_comp0\n", "that it runs with events")
+}
+
+// headersSayThenRun: both sides' headers hold line (the test says what
+// it means), and the run is perftest's usual one.
+func headersSayThenRun(test, line, what string) func(*testing.T, string, result, result) {
 	return func(t *testing.T, side string, r, peer result) {
 		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
-			if !strings.Contains(out, " Test with events. Using rxe0_comp0\n") {
-				t.Errorf("%s's header does not say it runs with events:\n%s", who, out)
+			if !strings.Contains(out, line) {
+				t.Errorf("%s's header does not say %s:\n%s", who, what, out)
 			}
 		}
 		srv, cli := r, peer
@@ -505,20 +511,12 @@ func eventsRun(test string) func(*testing.T, string, result, result) {
 // receives (-n 1000: a receive per message, not -r's 512, or the UC
 // messages finding none are lost and the run never ends).
 func ucRun(test string, rx int) func(*testing.T, string, result, result) {
+	run := headersSayThenRun(test, " Connection type : UC\t\tUsing SRQ      : OFF\n", "UC")
 	return func(t *testing.T, side string, r, peer result) {
 		if want := fmt.Sprintf(" RX depth        : %d\n", rx); rx > 0 && side == "server" && !strings.Contains(r.Stdout, want) {
 			t.Errorf("rdmactl server lacks %q:\n%s", want, r.Stdout)
 		}
-		for who, out := range map[string]string{"rdmactl " + side: r.Stdout, "perftest": peer.Stdout} {
-			if !strings.Contains(out, " Connection type : UC\t\tUsing SRQ      : OFF\n") {
-				t.Errorf("%s's header does not name UC:\n%s", who, out)
-			}
-		}
-		srv, cli := r, peer
-		if side == "client" {
-			srv, cli = peer, r
-		}
-		checkPerf(t, test, srv, cli)
+		run(t, side, r, peer)
 	}
 }
 
