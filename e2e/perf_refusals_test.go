@@ -242,3 +242,29 @@ func TestSinglePerfUDSizeAboveMTU(t *testing.T) {
 		}
 	}
 }
+
+// TestSinglePerfSWLimiterRefusalNotice: the SW limiter on a test that
+// refuses it, with no --burst_size: perftest's parser first says on
+// stderr that the burst is the TX depth, then refuses; rdmactl's stderr
+// has the same first line, then the refusal, and both exit 1.
+func TestSinglePerfSWLimiterRefusalNotice(t *testing.T) {
+	for _, c := range []struct{ test, args string }{
+		{"send_lat", "--rate_limit 1 --rate_limit_type SW"},
+		{"write_lat", "--rate_limit 1 --rate_limit_type SW"},
+		{"atomic_bw", "--rate_limit 1 --rate_limit_type SW"},
+		{"send_bw", "-b --rate_limit 1 --rate_limit_type SW"},
+	} {
+		args := append([]string{"-d", "rxe0", "-x", ownGID(t)}, strings.Fields(c.args)...)
+		real := run(t, time.Minute, "ib_"+c.test, args...)
+		ours := run(t, time.Minute, rdmactl, append([]string{"perf", c.test}, args...)...)
+		realLines := strings.SplitN(real.Stderr, "\n", 3)
+		ourLines := strings.SplitN(ours.Stderr, "\n", 3)
+		if real.Code != 1 || len(realLines) < 3 || !strings.HasPrefix(realLines[0], " Setting burst size to tx depth = ") {
+			t.Errorf("ib_%s %s: exit %d, stderr %q: not the notice and a refusal", c.test, c.args, real.Code, real.Stderr)
+			continue
+		}
+		if ours.Code != 1 || len(ourLines) < 3 || ourLines[0] != realLines[0] || !strings.Contains(ourLines[1], strings.TrimSpace(realLines[1])) {
+			t.Errorf("perf %s %s: exit %d, stderr %q; ib_%s: %q", c.test, c.args, ours.Code, ours.Stderr, c.test, real.Stderr)
+		}
+	}
+}

@@ -199,6 +199,9 @@ const (
 // (ib_*_bw prints it and exits 1), Flag and Value what was given.
 type Refusal struct {
 	Flag, Value, Text string
+	// Notice is what perftest's parser writes to stderr before it gets to
+	// the refusal (a default it set on the way), or "".
+	Notice string
 }
 
 func (e *Refusal) Error() string {

@@ -116,7 +116,11 @@ func (r *Resolved) resolveRateLimit(t Test) error {
 	switch kind {
 	case limiterSW:
 		if t.Latency() || t.IsAtomic() || t.IsSend() && r.Bidirectional {
-			return refuse("", "", "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests")
+			refused := &Refusal{Text: "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests"}
+			if r.burstIsTxDepth {
+				refused.Notice = burstNotice(r.TxDepth)
+			}
+			return refused
 		}
 	case limiterHW:
 		if r.RDMACM || r.CommRDMACM {
@@ -184,4 +188,10 @@ func (r Resolved) pace(size int) rdma.Pace {
 		return rdma.Pace{}
 	}
 	return rdma.Pace{Burst: r.RateLimit.Burst, Gap: time.Duration(1e9 / r.burstsPerSecond(size))}
+}
+
+// burstNotice is perftest's word that the SW limiter's burst, not given,
+// is the TX depth.
+func burstNotice(txDepth int) string {
+	return fmt.Sprintf(" Setting burst size to tx depth = %d\n", txDepth)
 }

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -194,5 +195,30 @@ func TestRateLimitPacesTheSender(t *testing.T) {
 	}
 	if _, _, err := stderrOf(RateLimit{Rate: 10, Text: "10", Type: "HW"}); err == nil || !strings.Contains(err.Error(), "The QP failed to accept HW rate limit") {
 		t.Errorf("HW by name on RoCE: %v", err)
+	}
+}
+
+// The SW limiter refused on a test perftest runs it not on: with no
+// --burst_size, perftest's parser first says that the burst is the TX
+// depth (on stderr), then refuses, and so does rdmactl.
+func TestSWLimiterRefusalSaysTheBurstFirst(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Test: SendLat, RateLimit: &RateLimit{Rate: 1, Text: "1", Type: "SW"}}, " Setting burst size to tx depth = 1\n"},
+		{Options{Test: SendBW, Bidirectional: true, RateLimit: &RateLimit{Rate: 1, Text: "1", Type: "SW"}}, " Setting burst size to tx depth = 128\n"},
+		{Options{Test: SendLat, RateLimit: &RateLimit{Rate: 1, Text: "1", Type: "SW", Burst: 4}}, ""},
+	} {
+		c.o.GIDIndex, c.o.IBPort = 1, 1
+		var out, errOut bytes.Buffer
+		_, err := execute(context.Background(), c.o, nil, &out, &errOut)
+		var refused *Refusal
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "SW Rate limiter cann't be executed") {
+			t.Errorf("%v -b=%v burst %d: %v, want the SW limiter's refusal", c.o.Test, c.o.Bidirectional, c.o.RateLimit.Burst, err)
+		}
+		if errOut.String() != c.want || out.Len() != 0 {
+			t.Errorf("%v -b=%v burst %d: stderr %q, stdout %q; want stderr %q", c.o.Test, c.o.Bidirectional, c.o.RateLimit.Burst, errOut.String(), out.String(), c.want)
+		}
 	}
 }

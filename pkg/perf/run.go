@@ -96,6 +96,7 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 	r, err := o.Resolve()
 	var refused *Refusal
 	if errors.As(err, &refused) {
+		io.WriteString(errOut, refused.Notice)
 		return nil, err // perftest's parser refuses it with exit 1
 	}
 	if err != nil {
@@ -124,7 +125,7 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 		}
 	}
 	if r.burstIsTxDepth {
-		fmt.Fprintf(s.errOut, " Setting burst size to tx depth = %d\n", r.TxDepth)
+		io.WriteString(s.errOut, burstNotice(r.TxDepth))
 	}
 	if r.udInlineCut {
 		io.WriteString(s.out, resultLine)
