@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,10 @@ samples' histogram with t_min, t_typical, t_avg and the 99th percentile.`,
 				return cli.Usagef("%v", err)
 			}
 			if err != nil {
+				var refused *perf.Refusal
+				if errors.As(err, &refused) {
+					io.WriteString(f.IO.ErrOut, refused.Notice)
+				}
 				return cli.Failf("%v", err)
 			}
 			opts.Options = o

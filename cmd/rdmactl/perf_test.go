@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,25 @@ func TestPerfRefusesLikePerftest(t *testing.T) {
 		if code != cli.ExitFailed || err == nil || err.Error() != c.want {
 			t.Errorf("%q: exit %d (%v), want 1 (%s)", c.args, code, err, c.want)
 		}
+	}
+}
+
+// TestPerfSWLimiterRefusalNotice: the command says on stderr that the
+// burst is the TX depth before it refuses the SW limiter, as perftest.
+func TestPerfSWLimiterRefusalNotice(t *testing.T) {
+	var out, errOut bytes.Buffer
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: nil}
+	cmd := newCmdPerf(f, func(*PerfOptions) error { return nil })
+	cmd.SetArgs([]string{"send_lat", "--rate_limit", "1", "--rate_limit_type", "SW"})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.Execute()
+	if cli.ExitCode(err) != cli.ExitFailed || err == nil || !strings.Contains(err.Error(), "SW Rate limiter cann't be executed") {
+		t.Errorf("exit %d (%v), want 1 and the SW limiter's refusal", cli.ExitCode(err), err)
+	}
+	if !strings.HasPrefix(errOut.String(), " Setting burst size to tx depth = 1\n") {
+		t.Errorf("stderr %q, want the burst notice first", errOut.String())
 	}
 }
 
