@@ -72,11 +72,10 @@ samples' histogram with t_min, t_typical, t_avg and the 99th percentile.`,
 			if errors.As(err, &usage) {
 				return cli.Usagef("%v", err)
 			}
+			if errors.As(err, new(*perf.Refusal)) {
+				return refusalExit(f.IO.ErrOut, err)
+			}
 			if err != nil {
-				var refused *perf.Refusal
-				if errors.As(err, &refused) {
-					io.WriteString(f.IO.ErrOut, refused.Notice)
-				}
 				return cli.Failf("%v", err)
 			}
 			opts.Options = o
@@ -171,10 +170,12 @@ func (s perfSwitch) Set(v string) error {
 // beside its own (a test checks them against the root's).
 var perfInheritedFlags = []string{"config", "json", "pretty", "no-color", "help"}
 
-// refusalExit gives perftest's refusals its exit code, 1.
-func refusalExit(err error) error {
+// refusalExit gives perftest's refusals its exit code, 1, after the
+// notice perftest's parser writes to stderr before one.
+func refusalExit(errOut io.Writer, err error) error {
 	var refused *perf.Refusal
 	if errors.As(err, &refused) {
+		io.WriteString(errOut, refused.Notice)
 		return cli.Failf("%v", err)
 	}
 	return err
@@ -192,7 +193,7 @@ func parsePerfGID(s string, o *perf.Options) error {
 }
 
 func runPerf(opts *PerfOptions) error {
-	err := refusalExit(perf.Run(context.Background(), &opts.Options))
+	err := refusalExit(opts.IO.ErrOut, perf.Run(context.Background(), &opts.Options))
 	var usage *perf.UsageError
 	if errors.As(err, &usage) {
 		return cli.Usagef("%v", usage.Err)

@@ -103,7 +103,7 @@ func TestPerfRefusesLikePerftest(t *testing.T) {
 		var out, errOut bytes.Buffer
 		t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 		f := &cli.Factory{IO: cli.Test(nil, &out, &errOut), RDMA: nil}
-		cmd := newCmdPerf(f, func(o *PerfOptions) error { _, err := o.Options.Resolve(); return refusalExit(err) })
+		cmd := newCmdPerf(f, func(o *PerfOptions) error { _, err := o.Options.Resolve(); return refusalExit(&errOut, err) })
 		cmd.SetArgs(c.args)
 		cmd.SetOut(&out)
 		cmd.SetErr(&errOut)

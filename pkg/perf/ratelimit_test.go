@@ -200,7 +200,8 @@ func TestRateLimitPacesTheSender(t *testing.T) {
 
 // The SW limiter refused on a test perftest runs it not on: with no
 // --burst_size, perftest's parser first says that the burst is the TX
-// depth (on stderr), then refuses, and so does rdmactl.
+// depth (on stderr), then refuses. rdmactl's refusal carries that notice,
+// which the command prints before it (TestPerfSWLimiterRefusalNotice).
 func TestSWLimiterRefusalSaysTheBurstFirst(t *testing.T) {
 	for _, c := range []struct {
 		o    Options
@@ -217,8 +218,8 @@ func TestSWLimiterRefusalSaysTheBurstFirst(t *testing.T) {
 		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "SW Rate limiter cann't be executed") {
 			t.Errorf("%v -b=%v burst %d: %v, want the SW limiter's refusal", c.o.Test, c.o.Bidirectional, c.o.RateLimit.Burst, err)
 		}
-		if errOut.String() != c.want || out.Len() != 0 {
-			t.Errorf("%v -b=%v burst %d: stderr %q, stdout %q; want stderr %q", c.o.Test, c.o.Bidirectional, c.o.RateLimit.Burst, errOut.String(), out.String(), c.want)
+		if refused == nil || refused.Notice != c.want || errOut.Len() != 0 || out.Len() != 0 {
+			t.Errorf("%v -b=%v burst %d: %#v, stderr %q, stdout %q; want the notice %q, for the command to print", c.o.Test, c.o.Bidirectional, c.o.RateLimit.Burst, refused, errOut.String(), out.String(), c.want)
 		}
 	}
 }

@@ -96,7 +96,6 @@ func execute(ctx context.Context, o Options, conn net.Conn, out, errOut io.Write
 	r, err := o.Resolve()
 	var refused *Refusal
 	if errors.As(err, &refused) {
-		io.WriteString(errOut, refused.Notice)
 		return nil, err // perftest's parser refuses it with exit 1
 	}
 	if err != nil {
