@@ -124,6 +124,8 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 		{"send_lat", "--report-histogrm=1"},
 		{"write_bw", "--report_gbits=yes"},
 		{"write_bw", "--bidirectional=1"},
+		{"write_bw", "--bidirectional=true"},
+		{"send_lat", "--report-histogrm=true"},
 		// the SW rate limiter off the bandwidth tests (with a burst size:
 		// without one perftest first warns that it sets it to -t's)
 		{"write_lat", "--rate_limit 1 --rate_limit_type SW --burst_size 4"},

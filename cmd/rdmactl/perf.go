@@ -98,6 +98,7 @@ samples' histogram with t_min, t_typical, t_avg and the 99th percentile.`,
 		},
 	}
 	addPerfFlags(cmd, vals)
+	cmd.SetHelpFunc(helpWithBareSwitches)
 	return cmd
 }
 
@@ -111,7 +112,7 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 		usage := pf.Usage
 		switch p := pf.ValueIn(vals).(type) {
 		case *bool:
-			fl.VarPF(perfSwitch{p}, pf.Long, pf.Short, usage).NoOptDefVal = "true"
+			fl.VarPF(perfSwitch{p}, pf.Long, pf.Short, usage).NoOptDefVal = bareSwitch
 		case *int:
 			fl.IntVarP(p, pf.Long, pf.Short, *p, usage)
 		case *int64:
@@ -149,9 +150,14 @@ func addPerfFlags(cmd *cobra.Command, vals *perf.FlagValues) {
 }
 
 // perfSwitch is a perf option without an argument, as getopt_long takes
-// one: "--name" sets it (pflag hands Set the NoOptDefVal, "true"), and
-// "--name=VALUE" is refused as perftest refuses it.
+// one: "--name" sets it (pflag hands Set the NoOptDefVal, bareSwitch),
+// and "--name=VALUE" is refused as perftest refuses it, "--name=true"
+// too.
 type perfSwitch struct{ p *bool }
+
+// bareSwitch is what pflag hands a perfSwitch given without "=": a NUL,
+// which no command-line argument can hold.
+const bareSwitch = "\x00"
 
 var errNoArgument = errors.New("doesn't allow an argument")
 
@@ -159,11 +165,34 @@ func (s perfSwitch) String() string { return strconv.FormatBool(s.p != nil && *s
 func (s perfSwitch) Type() string   { return "bool" }
 
 func (s perfSwitch) Set(v string) error {
-	if v != "true" {
+	if v != bareSwitch {
 		return errNoArgument
 	}
 	*s.p = true
 	return nil
+}
+
+// helpWithBareSwitches prints perf's help as its parent would, with the
+// switches shown as the flag library shows a plain bool (no "[=...]"
+// after it): their NoOptDefVal is bareSwitch only while parsing.
+func helpWithBareSwitches(c *cobra.Command, args []string) {
+	help := (&cobra.Command{}).HelpFunc()
+	if c.HasParent() {
+		help = c.Parent().HelpFunc()
+	}
+	var switches []*pflag.Flag
+	c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
+		if fl.NoOptDefVal == bareSwitch {
+			switches = append(switches, fl)
+			fl.NoOptDefVal = "true"
+		}
+	})
+	defer func() {
+		for _, fl := range switches {
+			fl.NoOptDefVal = bareSwitch
+		}
+	}()
+	help(c, args)
 }
 
 // perfInheritedFlags are the root's flags perf's prefix matching knows

@@ -75,6 +75,8 @@ func TestPerfLongOptionPrefixes(t *testing.T) {
 		{[]string{"write_bw", "--bogus"}, "unrecognized option '--bogus'"},
 		{[]string{"write_bw", "--report_gbits=1"}, "option '--report_gbits' doesn't allow an argument"},
 		{[]string{"write_bw", "--report_gb=yes"}, "option '--report_gbits' doesn't allow an argument"},
+		{[]string{"write_bw", "--report_gbits=true"}, "option '--report_gbits' doesn't allow an argument"},
+		{[]string{"write_bw", "--bidirectional=true"}, "option '--bidirectional' doesn't allow an argument"},
 		{[]string{"write_bw", "-k"}, "unknown shorthand flag: 'k' in -k"},
 		{[]string{"write_bw", "-n", "abc"}, `invalid argument "abc" for "-n, --iters" flag`},
 	} {
@@ -202,5 +204,24 @@ func TestPerfVersionAsPerftest(t *testing.T) {
 	err := root.Execute()
 	if cli.ExitCode(err) != cli.ExitFailed || !cli.IsSilent(err) || out.String() != "Version: 6.06\n" {
 		t.Errorf("perf -V: exit %d (%v), stdout %q", cli.ExitCode(err), err, out.String())
+	}
+}
+
+// TestPerfHelpShowsSwitchesBare: the switches' parsing value, a NUL,
+// stays out of perf's help; they read as plain options there.
+func TestPerfHelpShowsSwitchesBare(t *testing.T) {
+	var out bytes.Buffer
+	root := newCmdRoot(&cli.Factory{IO: cli.Test(nil, &out, &bytes.Buffer{}), Version: "test"})
+	root.SetArgs([]string{"perf", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	if !strings.Contains(help, "-b, --bidirectional ") || strings.Contains(help, "[=") || strings.Contains(help, "\x00") {
+		t.Errorf("perf --help shows the switches with a value:\n%s", help)
+	}
+	// and parsing still takes them bare afterwards
+	if o, err := runPerfCmd(t, "write_bw", "-b", "--report_gbits", "10.9.0.1"); err != nil || !o.Bidirectional || !o.Gbits {
+		t.Errorf("-b --report_gbits after help: %v, %+v", err, o)
 	}
 }
