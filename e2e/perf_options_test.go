@@ -91,6 +91,7 @@ var perfOptionCases = []struct {
 	{"send_bw", "-b -q 2", bothDirections(false)},
 	{"send_bw", "-b --report-both", bothDirections(true)},
 	{"send_bw", "-b -e", allOf(bothDirections(false), eventsRun("send_bw"))},
+	{"send_bw", "-b -D 4 -f 1", eachOwnTimedRow},
 	{"read_bw", "-b -e", allOf(bothDirections(false), eventsRun("read_bw"))},
 	{"atomic_bw", "-b --report-both", bothDirections(true)},
 	{"write_bw", "--mr_per_qp -q 2", keyPerQP},
@@ -388,6 +389,26 @@ func bothDirections(each bool) func(*testing.T, string, result, result) {
 		if ours, theirs := titles.FindAllString(r.Stdout, -1), titles.FindAllString(peer.Stdout, -1); each && (len(ours) != 2 || strings.Join(ours, "|") != strings.Join(theirs, "|")) {
 			t.Errorf("rdmactl %s --report-both titles %q, perftest %q:\n%s", side, ours, theirs, r.Stdout)
 		}
+	}
+}
+
+// eachOwnTimedRow: send_bw -b -D trades no results: each side prints one
+// row of its own, counting what it sent and received, with no peak, in
+// rdmactl as in perftest; the two rows' averages within a factor of two
+// of each other (both sides move the same traffic for the same time).
+func eachOwnTimedRow(t *testing.T, side string, r, peer result) {
+	for who, out := range map[string]string{"rdmactl": r.Stdout, "perftest": peer.Stdout} {
+		rows := bwRow.FindAllStringSubmatch(out, -1)
+		if !strings.Contains(out, " Bidirectional BW Test\n") || len(rows) != 1 || rows[0][3] != "0.00" || strings.Contains(out, "results:") {
+			t.Fatalf("%s (rdmactl as the %s): want one row of its own, no peak:\n%s", who, side, out)
+		}
+	}
+	avg := func(out string) float64 {
+		v, _ := strconv.ParseFloat(bwRow.FindStringSubmatch(out)[4], 64)
+		return v
+	}
+	if ours, theirs := avg(r.Stdout), avg(peer.Stdout); !(ours > theirs/2 && ours < theirs*2) {
+		t.Errorf("rdmactl %s averages %.2f MB/sec, perftest %.2f: not the same traffic", side, ours, theirs)
 	}
 }
 

@@ -304,8 +304,10 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	struct pf_recv *rv = r->recv;
 	struct pf_recv_state rst;
 	struct ibv_wc rwc[PF_POLL_BATCH];
-	int64_t rtotal = rv ? rv->iters * rv->nqp : 0;
 	int hold = rv && r->hold;
+	if (rv && timed)
+		rv->iters = INT64_MAX / PF_MAX_QPS; // a timed run's receiving has no count to reach
+	int64_t rtotal = rv ? rv->iters * rv->nqp : 0;
 	if (rv) {
 		pf_recv_begin(rv, &rst);
 		rv->first = rv->last = clk->ticks0;
@@ -357,13 +359,17 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 					in_burst = 0;
 			}
 		}
-		if (timed && !stop && (look || ++passes % 64 == 0)) {
+		if (timed && !stop && !hold && (look || ++passes % 64 == 0)) {
 			look = 0;
 			int64_t t = pf_now_ns();
 			stop = t >= end;
 			in_window = t >= win_from && t < win_to;
 		}
-		if (timed && stop) {
+		if (timed && stop && rv) {
+			// As perftest's run_iter_bi: no waiting for the last
+			// requests, whose receiver may have stopped taking them.
+			break;
+		} else if (timed && stop) {
 			// Requests after a QP's last signalled one complete unseen.
 			int drained = 1;
 			for (int q = 0; q < r->nqp; q++)
@@ -380,14 +386,29 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				return r->done = totccnt, -3 + cv_neg(rne);
 			if (rne > 0) {
 				progressed = 1;
+				if (hold && timed) {
+					// the held side's time runs from the first message
+					int64_t t0 = pf_now_ns();
+					end = t0 + r->duration_ns;
+					win_from = t0 + r->margin_ns;
+					win_to = end - r->margin_ns;
+				}
 				hold = 0;
-				int rc = pf_recv_take(rv, &rst, rwc, rne, pf_ticks());
+				int64_t now = pf_ticks();
+				int rc = pf_recv_take(rv, &rst, rwc, rne, now);
 				if (rc == -1) {
 					r->bad_status = rv->bad_status;
 					r->bad_vendor = rv->bad_vendor;
 				}
 				if (rc)
 					return r->done = totccnt, rc;
+				if (timed && in_window) {
+					// perftest's run_iter_bi counts both directions
+					if (win_done == 0)
+						r->first = now;
+					win_done += rne;
+					r->last = now;
+				}
 			}
 		}
 		int ne = ibv_poll_cq(cq, PF_POLL_BATCH, wc);

@@ -47,6 +47,9 @@ struct pf_run {
 	int sleep_failed;
 	// send_bw -b: the messages to take meanwhile on recv_cq, as
 	// pf_receive does (NULL: none); hold posts nothing before the first
+	// (and a timed run's time starts then). A timed run takes messages
+	// without count (recv->iters is overwritten) and counts the sends
+	// and receives of its window in done.
 	struct pf_recv *recv;
 	struct ibv_cq *recv_cq;
 	int hold;

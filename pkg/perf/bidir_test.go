@@ -2,6 +2,7 @@ package perf
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,34 @@ func TestSendBidirectional(t *testing.T) {
 	}
 }
 
+// TestSendBidirectionalTimed: send_bw -b -D runs as perftest's
+// run_iter_bi with a duration: both sides send and receive for the time,
+// trade no results, and each prints one row of its own that counts what
+// it sent and received (at 1 ms a message on the fabric, more than each
+// side's sends alone).
+func TestSendBidirectionalTimed(t *testing.T) {
+	v := newFabric()
+	srv, cli, serr, cerr := runPair(t, v, Options{Test: SendBW, GIDIndex: 1, IBPort: 1, Iters: 50, Bidirectional: true, Duration: time.Second})
+	if serr != nil || cerr != nil {
+		t.Fatalf("send_bw -b -D 1: server %v, client %v", serr, cerr)
+	}
+	row := regexp.MustCompile(`(?m)^ 65536 +([0-9]+) +0\.00 +[0-9.]+\s+[0-9.]+$`)
+	sends := v.Posts(rdma.WRSend)
+	for side, out := range map[string]string{"server": srv, "client": cli} {
+		rows := row.FindAllStringSubmatch(out, -1)
+		if len(rows) != 1 || strings.Contains(out, "Local results") || !strings.HasSuffix(out, resultLine) {
+			t.Fatalf("send_bw -b -D %s: want one row of its own:\n%s", side, out)
+		}
+		n, _ := strconv.Atoi(rows[0][1])
+		if n <= sends/2 || n > sends {
+			t.Errorf("send_bw -b -D %s: %d messages counted of %d sent by both sides; want its sends and receives", side, n, sends)
+		}
+	}
+}
+
 // TestSendBidirectionalRefusals: perftest's refusals of send_bw -b with
-// --run_infinitely and the SW rate limiter; rdmactl's own of -D.
+// --run_infinitely and the SW rate limiter; rdmactl's own of
+// --report-both with -D, where perftest's remote row is unset memory.
 func TestSendBidirectionalRefusals(t *testing.T) {
 	for _, c := range []struct {
 		o    Options
@@ -91,7 +118,7 @@ func TestSendBidirectionalRefusals(t *testing.T) {
 	}{
 		{Options{Test: SendBW, Bidirectional: true, RunInfinitely: true}, "run_infinitely mode is not supported in SEND Bidirectional BW test"},
 		{Options{Test: SendBW, Bidirectional: true, RateLimit: &RateLimit{Rate: 1, Units: "g", Type: limiterSW}}, "SW Rate limiter cann't be executed on non-BW, ATOMIC or bidirectional SEND tests"},
-		{Options{Test: SendBW, Bidirectional: true, Duration: 4 * time.Second}, "-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D"},
+		{Options{Test: SendBW, Bidirectional: true, ReportBoth: true, Duration: 4 * time.Second}, "--report-both with -b -D: a timed send_bw -b trades no results (perftest prints an unset remote row); drop --report-both, each side prints its own"},
 	} {
 		if _, err := c.o.Resolve(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)

@@ -366,8 +366,8 @@ func (o Options) Resolve() (Resolved, error) {
 	if r.Bidirectional && o.Test.Latency() {
 		return r, refuse("-b", "", "Bidirectional is only available in BW test")
 	}
-	if r.Bidirectional && o.Test == SendBW && o.Duration > 0 {
-		return r, fmt.Errorf("-b with -D: rdmactl's send_bw -b runs -n iterations only; drop -D")
+	if r.Bidirectional && r.ReportBoth && o.Test == SendBW && o.Duration > 0 {
+		return r, fmt.Errorf("--report-both with -b -D: a timed send_bw -b trades no results (perftest prints an unset remote row); drop --report-both, each side prints its own")
 	}
 	if r.RunInfinitely {
 		if err := r.infiniteRefusals(o.Test); err != nil {

@@ -162,10 +162,15 @@ type Stream struct {
 	Events bool
 	// Receive is, for send_bw -b, the peer's messages to take meanwhile
 	// from the receive CQ, as Endpoint.Receive takes them (perftest's
-	// run_iter_bi): the run ends when both are done. Nil takes none.
+	// run_iter_bi): the run ends when both are done. With Duration,
+	// Receive.Iters bounds nothing, the run ends at its time without
+	// waiting for its last requests, and StreamResult.Completed counts
+	// the window's sends and receives both, as run_iter_bi does. Nil
+	// takes none.
 	Receive *Receive
 	// AfterFirstMessage posts nothing before the first of Receive's
-	// messages came (perftest's server under -b).
+	// messages came (perftest's server under -b); a Duration runs from
+	// that message.
 	AfterFirstMessage bool
 }
 

@@ -1,6 +1,7 @@
 package rdmatest
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -276,6 +277,8 @@ type streamRun struct {
 	inBurst     bool
 	burstPosted int
 	nextBurst   time.Time
+	// undrained: a timed run ends at its time, its last requests left
+	undrained bool
 }
 
 // mayPost says whether the rate limiter lets a request go now, opening a
@@ -339,10 +342,10 @@ func (r *streamRun) postRound(limit int, stamp func(k int, t int64)) error {
 	return nil
 }
 
-// reap takes the completions there are, waiting up to the idle time for
-// the first; each reports the requests it covered.
-func (r *streamRun) reap(wc []rdma.WC, got func(covered int, t int64)) error {
-	n, err := take(r.e.send, wc, r.s.Idle)
+// reap takes the completions there are, waiting up to wait for the
+// first; each reports the requests it covered.
+func (r *streamRun) reap(wc []rdma.WC, wait time.Duration, got func(covered int, t int64)) error {
+	n, err := take(r.e.send, wc, wait)
 	if err != nil {
 		return err
 	}
@@ -372,7 +375,7 @@ func (r *streamRun) run() (rdma.StreamResult, error) {
 		if r.waitForBurst(time.Time{}) {
 			continue
 		}
-		if err := r.reap(wc[:], func(covered int, t int64) {
+		if err := r.reap(wc[:], r.s.Idle, func(covered int, t int64) {
 			res.Completed += uint64(covered)
 			r.s.Completed[res.Completed-1] = t
 		}); err != nil {
@@ -403,7 +406,9 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 		if r.waitForBurst(end) {
 			continue
 		}
-		if err := r.reap(wc[:], func(covered int, t int64) {
+		// no completion for a while is no failure once the time is up
+		wait := min(r.s.Idle, max(time.Until(end), time.Nanosecond))
+		if err := r.reap(wc[:], wait, func(covered int, t int64) {
 			if now := time.Now(); now.Before(from) || now.After(to) {
 				return
 			}
@@ -412,17 +417,20 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 			}
 			res.Completed += uint64(covered)
 			res.Last = t
-		}); err != nil {
+		}); errors.Is(err, rdma.ErrTimeout) && !time.Now().Before(end) {
+			break
+		} else if err != nil {
 			return res, err
 		}
 	}
-	// As the C loop: wait for every signalled request; the rest is the tail.
-	for qp := 0; qp < len(r.inFlight); {
+	// As the C loop: wait for every signalled request (not in a duplex:
+	// the peer may have stopped receiving); the rest is the tail.
+	for qp := 0; qp < len(r.inFlight) && !r.undrained; {
 		if r.inFlight[qp] <= r.posted[qp]%r.s.CQMod {
 			qp++
 			continue
 		}
-		if err := r.reap(wc[:], func(int, int64) {}); err != nil {
+		if err := r.reap(wc[:], r.s.Idle, func(int, int64) {}); err != nil {
 			return res, err
 		}
 	}
@@ -466,6 +474,9 @@ func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
 	if err := e.sleeps(s.Receive.Events); err != nil {
 		return rdma.StreamResult{}, err
 	}
+	if s.Duration > 0 {
+		return e.duplexFor(s)
+	}
 	done, first := make(chan received, 1), make(chan struct{})
 	go func() {
 		res, err := e.receive(*s.Receive, sync.OnceFunc(func() { close(first) }))
@@ -494,6 +505,105 @@ func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
 		err = got.err
 	}
 	return res, err
+}
+
+// duplexFor is a timed duplex, as the C loop runs it: the messages are
+// taken until the stream's time is up (which with s.AfterFirstMessage
+// starts at the first), those of the sample window count beside its
+// sends, and the stream ends without waiting for its last requests.
+func (e *perfEndpoint) duplexFor(s rdma.Stream) (rdma.StreamResult, error) {
+	type arrival struct {
+		wall  time.Time
+		stamp int64
+	}
+	var arrivals []arrival
+	stop, first, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		firstOnce := sync.OnceFunc(func() { close(first) })
+		done <- e.receiveUntil(*s.Receive, stop, func(n int) {
+			firstOnce()
+			a := arrival{time.Now(), e.clock()}
+			for range n {
+				arrivals = append(arrivals, a)
+			}
+		})
+	}()
+	if s.AfterFirstMessage {
+		select {
+		case <-first:
+		case err := <-done:
+			return rdma.StreamResult{}, err
+		}
+	}
+	inner := s
+	inner.Receive, inner.AfterFirstMessage = nil, false
+	st := &streamRun{e: e, s: inner, list: max(s.PostList, 1), posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets)), undrained: true}
+	start := time.Now()
+	res, err := st.runFor()
+	close(stop)
+	if rerr := <-done; err == nil {
+		err = rerr
+	}
+	from, to := start.Add(s.Margin), start.Add(s.Duration-s.Margin)
+	for _, a := range arrivals {
+		res.Received++
+		if a.wall.Before(from) || a.wall.After(to) {
+			continue
+		}
+		if res.Completed == 0 || a.stamp < res.First {
+			res.First = a.stamp
+		}
+		res.Completed++
+		res.Last = max(res.Last, a.stamp)
+	}
+	return res, err
+}
+
+// receiveUntil takes messages until stop closes, posting each QP's used
+// receives again in whole lists, and tells got how many each poll took.
+func (e *perfEndpoint) receiveUntil(r rdma.Receive, stop <-chan struct{}, got func(n int)) error {
+	var wc [16]rdma.WC
+	list := max(r.PostList, 1)
+	used := make([]int, len(r.SGEs))
+	last := time.Now()
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		n, err := take(e.recv, wc[:], time.Millisecond)
+		if errors.Is(err, rdma.ErrTimeout) {
+			if r.Idle > 0 && time.Since(last) > r.Idle {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		last = time.Now()
+		e.pass(n)
+		got(n)
+		for _, w := range wc[:n] {
+			if w.Status != rdma.WCSuccess {
+				return &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
+			}
+			if q := int(w.WRID); q < len(r.SGEs) {
+				used[q]++
+			} else {
+				return fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
+			}
+		}
+		for q := range used {
+			if k := used[q] / list * list; k > 0 {
+				if err := e.PostRecvs(q, k, r.SGEs[q]); err != nil {
+					return err
+				}
+				used[q] -= k
+			}
+		}
+	}
 }
 
 // receive is Receive, calling first once the first message came.
