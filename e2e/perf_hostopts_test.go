@@ -159,6 +159,36 @@ func TestSinglePerfHostMemory(t *testing.T) {
 	}
 }
 
+// TestSinglePerfMmapOffset: write_bw with --mmap and --mmap-offset 4096,
+// perftest against itself and against rdmactl in both roles: the buffer
+// begins 4096 bytes into each file, so the client's message lands in the
+// server's file after that offset and none before it.
+func TestSinglePerfMmapOffset(t *testing.T) {
+	args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "20"}
+	dir := t.TempDir()
+	for _, roles := range [][2]string{{"perftest", "perftest"}, {"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
+		srvFile, cliFile := filepath.Join(dir, "server.bin"), filepath.Join(dir, "client.bin")
+		if err := os.WriteFile(srvFile, make([]byte, 4<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cliFile, bytes.Repeat([]byte{0xab}, 4<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv, cli := perfPair(t, "write_bw", roles[0], roles[1], func(sn string, sa []string, cn string, ca []string) (result, result) {
+			return singlePair(t)(sn, append(sa, "--mmap="+srvFile, "--mmap-offset", "4096"), cn, append(ca, "--mmap="+cliFile, "--mmap-offset", "4096"))
+		}, args...)
+		checkPerf(t, "write_bw --mmap --mmap-offset 4096", srv, cli)
+		b, err := os.ReadFile(srvFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, after := len(b[:4096])-bytes.Count(b[:4096], []byte{0}), len(b[4096:])-bytes.Count(b[4096:], []byte{0})
+		if before != 0 || after < 60000 {
+			t.Errorf("%s server, %s client: %d bytes written before the offset, %d after; want none and about a message's 65536", roles[0], roles[1], before, after)
+		}
+	}
+}
+
 // TestSinglePerfHostMemoryEveryTest: --use_hugepages and --mmap (with
 // --mmap-offset) on the tests beside write_bw, against perftest in both
 // roles: both run, and with --mmap each side prints perftest's
