@@ -260,7 +260,8 @@ static int pf_sleep_either(struct ibv_cq *cq[2], struct ibv_comp_channel *ch[2],
 // entries each (unused with duration_ns). Returns 0; -1 on a failed
 // completion (r->bad_*), -2 when idle_ms passed without a completion, or
 // -3 - errno when posting or polling failed.
-static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed) {
+static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_clock *clk, int64_t *posted, int64_t *completed,
+			  struct ibv_wc *rwc, int rbatch) {
 	struct ibv_sge sge[PF_MAX_QPS];
 	// each QP's list of post_list requests, posted in one call
 	struct ibv_send_wr wr[PF_MAX_QPS][PF_MAX_POST_LIST], *bad;
@@ -303,7 +304,6 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	// posts nothing before the first came.
 	struct pf_recv *rv = r->recv;
 	struct pf_recv_state rst;
-	struct ibv_wc rwc[PF_POLL_BATCH];
 	int hold = rv && r->hold;
 	if (rv && timed)
 		rv->iters = INT64_MAX / PF_MAX_QPS; // a timed run's receiving has no count to reach
@@ -381,7 +381,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 		int rne = 0;
 		if (rv && rv->done < rtotal) {
-			rne = ibv_poll_cq(r->recv_cq, PF_POLL_BATCH, rwc);
+			rne = ibv_poll_cq(r->recv_cq, rbatch, rwc);
 			if (rne < 0)
 				return r->done = totccnt, -3 + cv_neg(rne);
 			if (rne > 0) {
@@ -471,9 +471,24 @@ int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *com
 		if (rc)
 			return r->sleep_failed = 1, -3 + rc;
 	}
+	// send_bw -b takes up to rx_depth receives per poll, as perftest's
+	// run_iter_bi: the receive queue is refilled before the peer's sends
+	// find it empty.
+	struct ibv_wc *rwc = NULL;
+	int rbatch = 0;
+	if (r->recv) {
+		rbatch = r->recv->rx_depth > PF_POLL_BATCH ? r->recv->rx_depth : PF_POLL_BATCH;
+		rwc = malloc(sizeof *rwc * rbatch);
+		if (!rwc) {
+			if (r->ch)
+				timer_delete(slices);
+			return -3 - ENOMEM;
+		}
+	}
 	pf_clock_start(&r->clk);
-	int rc = pf_stream_loop(cq, r, &r->clk, posted, completed);
+	int rc = pf_stream_loop(cq, r, &r->clk, posted, completed, rwc, rbatch);
 	pf_clock_stop(&r->clk);
+	free(rwc);
 	if (r->ch)
 		timer_delete(slices);
 	return rc;
