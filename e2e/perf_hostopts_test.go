@@ -119,16 +119,7 @@ func TestSinglePerfHostMemory(t *testing.T) {
 	mapped := regexp.MustCompile(`(?m)^allocated mmap buffer of size (\d+) at 0x[0-9a-f]+$`)
 	sizes := map[string]string{}
 	for _, roles := range [][2]string{{"perftest", "perftest"}, {"perftest", "rdmactl"}, {"rdmactl", "perftest"}, {"rdmactl", "rdmactl"}} {
-		srvFile, cliFile := filepath.Join(dir, "server.bin"), filepath.Join(dir, "client.bin")
-		if err := os.WriteFile(srvFile, make([]byte, 4<<20), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cliFile, bytes.Repeat([]byte{0xab}, 4<<20), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		srv, cli := perfPair(t, "write_bw", roles[0], roles[1], func(sn string, sa []string, cn string, ca []string) (result, result) {
-			return singlePair(t)(sn, append(sa, "--mmap="+srvFile), cn, append(ca, "--mmap="+cliFile))
-		}, args...)
+		srv, cli, srvFile := mmapPair(t, dir, roles, args)
 		checkPerf(t, "write_bw --mmap", srv, cli)
 		for side, r := range map[string]result{"server " + roles[0]: srv, "client " + roles[1]: cli} {
 			m := mapped.FindStringSubmatch(r.Stdout)
@@ -159,6 +150,23 @@ func TestSinglePerfHostMemory(t *testing.T) {
 	}
 }
 
+// mmapPair runs write_bw between roles with each side's buffer mapped
+// from a 4 MiB file of dir (--mmap, and mapping): the server's zeroed,
+// the client's of 0xab bytes. It returns the server's file.
+func mmapPair(t *testing.T, dir string, roles [2]string, args []string, mapping ...string) (srv, cli result, srvFile string) {
+	srvFile, cliFile := filepath.Join(dir, "server.bin"), filepath.Join(dir, "client.bin")
+	if err := os.WriteFile(srvFile, make([]byte, 4<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cliFile, bytes.Repeat([]byte{0xab}, 4<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, cli = perfPair(t, "write_bw", roles[0], roles[1], func(sn string, sa []string, cn string, ca []string) (result, result) {
+		return singlePair(t)(sn, append(append(sa, "--mmap="+srvFile), mapping...), cn, append(append(ca, "--mmap="+cliFile), mapping...))
+	}, args...)
+	return srv, cli, srvFile
+}
+
 // TestSinglePerfMmapOffset: write_bw with --mmap and --mmap-offset 4096,
 // perftest against itself and against rdmactl in both roles: the buffer
 // begins 4096 bytes into each file, so the client's message lands in the
@@ -167,16 +175,7 @@ func TestSinglePerfMmapOffset(t *testing.T) {
 	args := []string{"-d", "rxe0", "-x", ownGID(t), "-n", "20"}
 	dir := t.TempDir()
 	for _, roles := range [][2]string{{"perftest", "perftest"}, {"perftest", "rdmactl"}, {"rdmactl", "perftest"}} {
-		srvFile, cliFile := filepath.Join(dir, "server.bin"), filepath.Join(dir, "client.bin")
-		if err := os.WriteFile(srvFile, make([]byte, 4<<20), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cliFile, bytes.Repeat([]byte{0xab}, 4<<20), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		srv, cli := perfPair(t, "write_bw", roles[0], roles[1], func(sn string, sa []string, cn string, ca []string) (result, result) {
-			return singlePair(t)(sn, append(sa, "--mmap="+srvFile, "--mmap-offset", "4096"), cn, append(ca, "--mmap="+cliFile, "--mmap-offset", "4096"))
-		}, args...)
+		srv, cli, srvFile := mmapPair(t, dir, roles, args, "--mmap-offset", "4096")
 		checkPerf(t, "write_bw --mmap --mmap-offset 4096", srv, cli)
 		b, err := os.ReadFile(srvFile)
 		if err != nil {
