@@ -352,7 +352,7 @@ func allSizes(test string) func(*testing.T, string, result, result) {
 		n := len(row.FindAllString(cli.Stdout, -1))
 		if side == "server" {
 			// perftest's client: where its clock sampling failed for a
-			// size (perfPair runs it once more, and -a has 23 chances),
+			// size (perfPair runs it again, and -a has 23 chances),
 			// that size's row reads "inf"
 			n += len(perftestInfRow.FindAllString(cli.Stdout, -1))
 		}
