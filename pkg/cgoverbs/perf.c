@@ -490,7 +490,7 @@ int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *com
 		if (!rwc) {
 			if (r->ch)
 				timer_delete(slices);
-			return -3 - ENOMEM;
+			return r->alloc_failed = 1, -3 - ENOMEM;
 		}
 	}
 	pf_clock_start(&r->clk);

@@ -334,6 +334,8 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return res, rdma.ErrTimeout
 	case r.sleep_failed != 0:
 		return res, rdma.Errorf("ibv_get_cq_event", syscall.Errno(-3-rc))
+	case r.alloc_failed != 0:
+		return res, &rdma.Error{Op: rdma.OpMalloc, Errno: syscall.ENOMEM}
 	case rc == -4 && rv != nil:
 		return res, fmt.Errorf("a completion for QP %d of %d", uint64(rv.bad_wr_id), nqp)
 	}

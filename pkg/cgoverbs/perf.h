@@ -45,6 +45,8 @@ struct pf_run {
 	struct ibv_comp_channel *ch;
 	int *armed;
 	int sleep_failed;
+	// out: the -3 - ENOMEM was malloc's, of the receive batch of -b
+	int alloc_failed;
 	// send_bw -b: the messages to take meanwhile on recv_cq, as
 	// pf_receive does (NULL: none); hold posts nothing before the first
 	// (and a timed run's time starts then). A timed run takes messages

@@ -254,7 +254,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	if s.Receive != nil {
 		return e.duplex(s)
 	}
-	st := &streamRun{e: e, s: s, list: list, posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
+	st := newStreamRun(e, s)
 	if s.Duration > 0 {
 		// a previous timed run's unsignalled tail, still in flight
 		for q := range min(len(s.Tail), len(st.posted)) {
@@ -263,6 +263,10 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return st.runFor()
 	}
 	return st.run()
+}
+
+func newStreamRun(e *perfEndpoint, s rdma.Stream) *streamRun {
+	return &streamRun{e: e, s: s, list: max(s.PostList, 1), posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets))}
 }
 
 type streamRun struct {
@@ -279,6 +283,7 @@ type streamRun struct {
 	nextBurst   time.Time
 	// undrained: a timed run ends at its time, its last requests left
 	undrained bool
+	start     time.Time // of a timed run
 }
 
 // mayPost says whether the rate limiter lets a request go now, opening a
@@ -385,12 +390,19 @@ func (r *streamRun) run() (rdma.StreamResult, error) {
 	return res, nil
 }
 
+// sampleWindow is a timed run's span whose completions count: Margin in
+// from either end.
+func (r *streamRun) sampleWindow() (from, to time.Time) {
+	return r.start.Add(r.s.Margin), r.start.Add(r.s.Duration - r.s.Margin)
+}
+
 // runFor streams for s.Duration of real time and counts the completions
 // of the sample window, Margin in from either end.
 func (r *streamRun) runFor() (rdma.StreamResult, error) {
 	var res rdma.StreamResult
-	start := time.Now()
-	from, to, end := start.Add(r.s.Margin), start.Add(r.s.Duration-r.s.Margin), start.Add(r.s.Duration)
+	r.start = time.Now()
+	from, to := r.sampleWindow()
+	end := r.start.Add(r.s.Duration)
 	var wc [16]rdma.WC
 	r.e.f.mu.Lock()
 	pace := r.e.f.wire
@@ -537,14 +549,14 @@ func (e *perfEndpoint) duplexFor(s rdma.Stream) (rdma.StreamResult, error) {
 	}
 	inner := s
 	inner.Receive, inner.AfterFirstMessage = nil, false
-	st := &streamRun{e: e, s: inner, list: max(s.PostList, 1), posted: make([]int, len(s.Targets)), inFlight: make([]int, len(s.Targets)), undrained: true}
-	start := time.Now()
+	st := newStreamRun(e, inner)
+	st.undrained = true
 	res, err := st.runFor()
 	close(stop)
 	if rerr := <-done; err == nil {
 		err = rerr
 	}
-	from, to := start.Add(s.Margin), start.Add(s.Duration-s.Margin)
+	from, to := st.sampleWindow()
 	for _, a := range arrivals {
 		res.Received++
 		if a.wall.Before(from) || a.wall.After(to) {
@@ -559,97 +571,90 @@ func (e *perfEndpoint) duplexFor(s rdma.Stream) (rdma.StreamResult, error) {
 	return res, err
 }
 
-// receiveUntil takes messages until stop closes, posting each QP's used
-// receives again in whole lists, and tells got how many each poll took.
+// receiveUntil takes messages until stop closes, and tells got how many
+// each poll took.
 func (e *perfEndpoint) receiveUntil(r rdma.Receive, stop <-chan struct{}, got func(n int)) error {
-	var wc [16]rdma.WC
-	list := max(r.PostList, 1)
-	used := make([]int, len(r.SGEs))
-	last := time.Now()
-	for {
-		select {
-		case <-stop:
-			return nil
-		default:
-		}
-		n, err := take(e.recv, wc[:], time.Millisecond)
-		if errors.Is(err, rdma.ErrTimeout) {
-			if r.Idle > 0 && time.Since(last) > r.Idle {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		last = time.Now()
-		e.pass(n)
-		got(n)
-		for _, w := range wc[:n] {
-			if w.Status != rdma.WCSuccess {
-				return &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
-			}
-			if q := int(w.WRID); q < len(r.SGEs) {
-				used[q]++
-			} else {
-				return fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
-			}
-		}
-		for q := range used {
-			if k := used[q] / list * list; k > 0 {
-				if err := e.PostRecvs(q, k, r.SGEs[q]); err != nil {
-					return err
-				}
-				used[q] -= k
-			}
-		}
-	}
+	_, err := e.takeReceives(r, stop, got)
+	return err
 }
 
 // receive is Receive, calling first once the first message came.
 func (e *perfEndpoint) receive(r rdma.Receive, first func()) (rdma.ReceiveResult, error) {
 	var res rdma.ReceiveResult
+	came := false
+	n, err := e.takeReceives(r, nil, func(int) {
+		if res.Last = e.clock(); !came {
+			came, res.First = true, res.Last
+			first()
+		}
+	})
+	res.Completed = n
+	return res, err
+}
+
+// takeReceives takes r's messages, each QP's used receives posted again in
+// whole lists while more are due: until r.Iters came on every QP, or, with
+// stop, until stop closes (then only r.Idle of silence is a failure). It
+// tells got how many each poll took, and counts the messages one by one,
+// so that a failed completion leaves the count of those before it.
+func (e *perfEndpoint) takeReceives(r rdma.Receive, stop <-chan struct{}, got func(n int)) (uint64, error) {
 	var wc [16]rdma.WC
+	var completed uint64
 	total := uint64(r.Iters * len(r.SGEs))
 	list := max(r.PostList, 1)
 	used, posted := make([]int, len(r.SGEs)), make([]int, len(r.SGEs))
 	for q := range posted {
 		posted[q] = r.RxDepth
 	}
-	for res.Completed < total {
-		n, err := take(e.recv, wc[:], r.Idle)
+	wait, last := r.Idle, time.Now()
+	if stop != nil {
+		wait = time.Millisecond // to look at stop between polls
+	}
+	for stop != nil || completed < total {
+		if stop != nil {
+			select {
+			case <-stop:
+				return completed, nil
+			default:
+			}
+		}
+		n, err := take(e.recv, wc[:], wait)
+		if stop != nil && errors.Is(err, rdma.ErrTimeout) && (r.Idle <= 0 || time.Since(last) <= r.Idle) {
+			continue
+		}
 		if err != nil {
-			return res, err
+			return completed, err
 		}
+		last = time.Now()
 		e.pass(n)
-		if res.Last = e.clock(); res.Completed == 0 {
-			res.First = res.Last
-			first()
-		}
+		got(n)
 		for _, w := range wc[:n] {
 			if w.Status != rdma.WCSuccess {
-				return res, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
+				return completed, &rdma.WCError{Status: w.Status, VendorErr: w.VendorErr}
 			}
 			q := int(w.WRID)
 			if q >= len(r.SGEs) {
-				return res, fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
+				return completed, fmt.Errorf("a completion for QP %d of %d", q, len(r.SGEs))
 			}
 			used[q]++
-			res.Completed++
+			completed++
 		}
 		for q := range used {
-			k := min(used[q]/list*list, (r.Iters-posted[q])/list*list)
+			k := used[q] / list * list
+			if stop == nil {
+				k = min(k, (r.Iters-posted[q])/list*list)
+			}
 			if k <= 0 {
 				continue
 			}
 			if err := e.PostRecvs(q, k, r.SGEs[q]); err != nil {
-				return res, err
+				return completed, err
 			}
 			used[q] -= k
 			posted[q] += k
 		}
 	}
-	return res, nil
+	return completed, nil
 }
 
 // SendPingPong is perftest's run_iter_lat_send on QP 0.
