@@ -35,15 +35,16 @@
 #         server, BENCH_CM_CONNS connections (default 100): the sum of the
 #         steps' us/conn and each step's, best of ROUNDS alternating rounds
 #   perf  (not in the default parts) perftest<->perftest against rdmactl
-#         perf<->rdmactl: write_bw, send_bw (default and -r 2) and read_bw at
-#         64 KiB and atomic_bw (BENCH_PERF_ITERS, default 5000 messages): BW
+#         perf<->rdmactl: write_bw, send_bw (default, -r 2, and -b -D 4
+#         -f 1: both ways for 4 s, the client's own row) and read_bw at 64
+#         KiB and atomic_bw (BENCH_PERF_ITERS, default 5000 messages): BW
 #         average MB/s and CPU (user+sys of both sides); send_lat, write_lat
 #         and read_lat (rdmactl with --busy-poll; send_lat also with its
 #         adaptive wait): t_typical; ROUNDS alternating rounds, every round
 #         and the best recorded; BENCH_BEFORE runs in the rounds too;
 #         BENCH_PERF_TESTS (default all of them: "write_bw send_bw
-#         send_bw-r2 read_bw atomic_bw send_lat write_lat read_lat") picks
-#         some
+#         send_bw-r2 send_bw-b-D read_bw atomic_bw send_lat write_lat
+#         read_lat") picks some
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
 # BENCH_OUT (default bench/results.json) is where the host side writes;
 # BENCH_LAB_TIMEOUT (default 3600 s) bounds each boot (the perf part alone
@@ -314,7 +315,8 @@ keep() {
 
 # perf_part: perftest<->perftest against rdmactl perf<->rdmactl, alternating,
 # in this boot: BW average MB/s of write_bw, send_bw (default and -r 2),
-# read_bw at 64 KiB and atomic_bw, with CPU; t_typical of send_lat,
+# read_bw at 64 KiB and atomic_bw, with CPU, and send_bw -b -D (timed, so no
+# -n); t_typical of send_lat,
 # write_lat and read_lat (rdmactl with --busy-poll, as perftest polls; and
 # send_lat with its default adaptive wait).
 perf_part() {
@@ -325,8 +327,8 @@ perf_part() {
 		return
 	fi
 	local common=(-d rxe0 -x "$gid")
-	local bw_tests=("write_bw|-s 65536" "send_bw|-s 65536" "send_bw -r 2|-s 65536 -r 2" "read_bw|-s 65536" "atomic_bw|")
-	local picked=" ${BENCH_PERF_TESTS:-write_bw send_bw send_bw-r2 read_bw atomic_bw send_lat write_lat read_lat} "
+	local bw_tests=("write_bw|-s 65536" "send_bw|-s 65536" "send_bw -r 2|-s 65536 -r 2" "send_bw -b -D|-s 65536 -b -D 4 -f 1" "read_bw|-s 65536" "atomic_bw|")
+	local picked=" ${BENCH_PERF_TESTS:-write_bw send_bw send_bw-r2 send_bw-b-D read_bw atomic_bw send_lat write_lat read_lat} "
 	for t in "${bw_tests[@]}"; do
 		IFS='|' read -r name args <<<"$t"
 		test=${name%% *}
@@ -343,8 +345,10 @@ perf_part() {
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
+				local count_args=(-n "$iters")
+				[[ " $args " == *" -D "* ]] && count_args=()
 				# shellcheck disable=SC2086 # args are words
-				out=$(perf_pair "$s" "$c" "${common[@]}" $args -n "$iters") || return 1
+				out=$(perf_pair "$s" "$c" "${common[@]}" $args "${count_args[@]}") || return 1
 				row=$(echo "$out" | awk -v c="$col" 'NR == 1 { print $c }')
 				cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
 				[ -n "$row" ] || { echo "bench: $tool $name printed no row" >&2; return 1; }
@@ -356,7 +360,9 @@ perf_part() {
 			IFS='|' read -r tool s c <<<"$v"
 			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" 'BEGIN {
 				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)\n", t, n, b, u, b/ref }'
-			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", \"iterations\": $iters, \"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
+			local counted="\"iterations\": $iters, "
+			[[ " $args " == *" -D "* ]] && counted=
+			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
 		done
 		unset best all bcpu
 	done
