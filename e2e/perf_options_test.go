@@ -92,6 +92,7 @@ var perfOptionCases = []struct {
 	{"send_bw", "-b --report-both", bothDirections(true)},
 	{"send_bw", "-b -e", allOf(bothDirections(false), eventsRun("send_bw"))},
 	{"send_bw", "-b -D 4 -f 1", eachOwnTimedRow},
+	{"send_bw", "-b -N", allOf(bothDirections(false), clientPeakZero)},
 	{"read_bw", "-b -e", allOf(bothDirections(false), eventsRun("read_bw"))},
 	{"atomic_bw", "-b --report-both", bothDirections(true)},
 	{"write_bw", "--mr_per_qp -q 2", keyPerQP},

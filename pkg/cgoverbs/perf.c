@@ -467,6 +467,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 	}
 	r->done = timed ? win_done : totccnt;
+	if (rv && !timed)
+		r->ended = pf_ticks();
 	for (int q = 0; q < r->nqp; q++)
 		r->tail[q] = scnt[q] - ccnt[q];
 	return 0;

@@ -317,6 +317,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	res := rdma.StreamResult{Completed: uint64(r.done), First: clk.ns(int64(r.first)), Last: clk.ns(int64(r.last))}
 	if rv != nil {
 		res.Received = uint64(rv.done)
+		if s.Duration <= 0 {
+			res.Ended = clk.ns(int64(r.ended))
+		}
 	}
 	for i := range nqp {
 		res.Tail = append(res.Tail, int(r.tail[i]))

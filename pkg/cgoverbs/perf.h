@@ -55,8 +55,9 @@ struct pf_run {
 	struct pf_recv *recv;
 	struct ibv_cq *recv_cq;
 	int hold;
-	// out; first, last and the stamps in ticks of clk
-	int64_t done, first, last;
+	// out; first, last, ended and the stamps in ticks of clk (ended: a
+	// counted run with recv, when its loop ended)
+	int64_t done, first, last, ended;
 	uint32_t bad_status, bad_vendor;
 	struct pf_clock clk;
 };

@@ -95,6 +95,8 @@ func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	if s.Duration > 0 {
 		t.Posted, t.Completed, t.Count, t.NoPeak = []int64{res.First}, []int64{res.Last}, res.Completed, true
 		t.Tail = res.Tail
+	} else {
+		t.Ended = res.Ended
 	}
 	return t, nil
 }

@@ -257,6 +257,10 @@ type BWTiming struct {
 	// Tail is a timed stream's requests in flight unseen at its end, per
 	// QP (rdma.StreamResult.Tail).
 	Tail []int
+	// Ended, when set, ends the run for the average without the peak
+	// (send_bw -b's rdma.StreamResult.Ended): perftest then stops its
+	// clock when both directions are done, not at the last completion.
+	Ended int64
 }
 
 // Report computes perftest's bandwidth numbers (print_report_bw) from the
@@ -275,7 +279,11 @@ func (t BWTiming) Report() BWReport {
 	if t.Gbits {
 		unit = 125e6
 	}
-	total := float64(t.Completed[n-1] - t.Posted[0])
+	end := t.Completed[n-1]
+	if t.NoPeak && t.Ended != 0 {
+		end = t.Ended
+	}
+	total := float64(end - t.Posted[0])
 	if total <= 0 {
 		total = 1
 	}

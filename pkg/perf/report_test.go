@@ -204,6 +204,22 @@ func TestBWReportArithmetic(t *testing.T) {
 	}
 }
 
+// TestBWReportEndsWhenBothDirectionsDo: send_bw -b's average without the
+// peak (-N, or over 20000 iterations) runs to the end of the loop, its
+// last message included, as perftest's run_iter_bi stops its clock; with
+// the peak, at the last completion, as perftest reads tcompleted.
+func TestBWReportEndsWhenBothDirectionsDo(t *testing.T) {
+	// Four 1 MiB sends done by 4 ms; the last message came at 8 ms.
+	tm := BWTiming{Size: 1 << 20, CQMod: 1, Posted: []int64{0, 0, 0, 0}, Completed: []int64{1e6, 2e6, 3e6, 4e6}, Ended: 8e6}
+	if r := tm.Report(); r.BWAvg != 1000 {
+		t.Errorf("with the peak: average %v MB/s, want 1000 (4 MiB in 4 ms)", r.BWAvg)
+	}
+	tm.NoPeak = true
+	if r := tm.Report(); r.BWAvg != 500 || r.BWPeak != 0 {
+		t.Errorf("without the peak: average %v MB/s, peak %v, want 500 (4 MiB in 8 ms) and none", r.BWAvg, r.BWPeak)
+	}
+}
+
 // TestBWReportSkipsUnstampedWindows: with several QPs the completed count
 // can jump past an index the peak search looks at (here 1: the first
 // completion brought it to 3); a zero stamp is no window, as in perftest,

@@ -196,6 +196,10 @@ type StreamResult struct {
 	Completed   uint64
 	Received    uint64 // of Stream.Receive's messages
 	First, Last int64
+	// Ended stamps the end of a counted Stream with Receive: the later of
+	// its last completion and its last message (perftest's end of
+	// run_iter_bi, the time it reports without the peak).
+	Ended int64
 	// Tail is, per QP, the requests after the last signalled one: they
 	// complete unseen, holding send-queue slots until they do.
 	Tail []int

@@ -513,6 +513,7 @@ func (e *perfEndpoint) duplex(s rdma.Stream) (rdma.StreamResult, error) {
 		got = &r
 	}
 	res.Received = got.res.Completed
+	res.Ended = e.clock() // both directions done
 	if err == nil {
 		err = got.err
 	}
