@@ -1,0 +1,65 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSinglePerfTimeoutSilentPeer: on every test, in either role, a peer
+// that connects and then says nothing (where perftest would wait forever)
+// ends rdmactl's run within --timeout, exit 1, with the bound named and a
+// hint.
+func TestSinglePerfTimeoutSilentPeer(t *testing.T) {
+	const bound = 3 * time.Second
+	want := "exchange with the peer failed: exchanging versions: nothing from the peer for 3s (--timeout)"
+	check := func(what string, r result, took time.Duration) {
+		t.Helper()
+		if r.Code != 1 || !strings.Contains(r.Stderr, want) || !strings.Contains(r.Stderr, "hint: the peer connected but did not answer this step") {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and %q with its hint", what, r.Code, r.Stderr, want)
+		}
+		if took > bound+5*time.Second {
+			t.Errorf("%s: ended after %v, bound %v", what, took, bound)
+		}
+	}
+	for _, test := range []string{"write_bw", "send_bw", "read_bw", "atomic_bw", "send_lat", "write_lat", "read_lat", "atomic_lat"} {
+		args := []string{"perf", test, "-d", "rxe0", "-x", ownGID(t), "--timeout", "3s"}
+
+		perfPort++
+		ln, err := net.Listen("tcp4", fmt.Sprintf("10.9.0.1:%d", perfPort))
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				accepted <- c
+			}
+			close(accepted)
+		}()
+		begin := time.Now()
+		r := run(t, time.Minute, rdmactl, append(args, "-p", fmt.Sprint(perfPort), "10.9.0.1")...)
+		check(test+" client", r, time.Since(begin))
+		ln.Close()
+		if c := <-accepted; c != nil {
+			c.Close()
+		}
+
+		perfPort++
+		s := start(t, time.Minute, rdmactl, append(args, "-p", fmt.Sprint(perfPort))...)
+		waitTCPListen(t, perfPort)
+		c, err := net.Dial("tcp4", fmt.Sprintf("10.9.0.1:%d", perfPort))
+		if err != nil {
+			t.Fatalf("%s server: %v", test, err)
+		}
+		begin = time.Now()
+		r = s.wait(t)
+		check(test+" server", r, time.Since(begin))
+		c.Close()
+	}
+}
