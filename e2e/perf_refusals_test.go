@@ -197,6 +197,26 @@ func TestSinglePerfRefusesLikePerftest(t *testing.T) {
 	}
 }
 
+// TestSinglePerfVersionLikePerftest: -V and --version print perftest's
+// version line, on every test, with the tool's exit code, whatever else
+// is on the line.
+func TestSinglePerfVersionLikePerftest(t *testing.T) {
+	for _, test := range []string{"write_bw", "send_bw", "read_bw", "atomic_bw", "send_lat", "write_lat", "read_lat", "atomic_lat"} {
+		for _, args := range [][]string{{"-V"}, {"--version"}, {"-d", "rxe0", "-s", "64", "-V"}} {
+			real := run(t, time.Minute, "ib_"+test, args...)
+			ours := run(t, time.Minute, rdmactl, append([]string{"perf", test}, args...)...)
+			if !strings.HasPrefix(real.Stdout, "Version: ") {
+				t.Errorf("ib_%s %v: exit %d, stdout %q: no version line", test, args, real.Code, real.Stdout)
+				continue
+			}
+			if ours.Code != real.Code || ours.Stdout != real.Stdout || ours.Stderr != real.Stderr {
+				t.Errorf("perf %s %v: exit %d, stdout %q, stderr %q; ib_%s: exit %d, %q, %q",
+					test, args, ours.Code, ours.Stdout, ours.Stderr, test, real.Code, real.Stdout, real.Stderr)
+			}
+		}
+	}
+}
+
 // TestSinglePerfMismatchSaysWhatDiffers: against a perftest peer that
 // runs another test or another -q, rdmactl's hint names what differs
 // and nothing it did not see (write_bw against ib_read_bw said "run both
