@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
+	"github.com/rdmactl/rdmactl/pkg/oob"
 )
 
 // Version is the perftest version rdmactl speaks: the one Debian ships
@@ -102,8 +103,7 @@ func (o *OOB) exchange(mine []byte) ([]byte, error) {
 	if err == nil {
 		err = second()
 	}
-	var ne net.Error
-	if o.timeout > 0 && errors.As(err, &ne) && ne.Timeout() {
+	if o.timeout > 0 && oob.IsTimeout(err) {
 		return nil, &peerSilentError{o.timeout}
 	}
 	if err != nil {

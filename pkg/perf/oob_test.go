@@ -21,22 +21,31 @@ func (c *recordingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// tcpPair is a connected pair of loopback TCP sockets: the exchange
-// relies on the kernel's buffering as perftest does (both sides write
-// "done" at once), which net.Pipe does not have.
-func tcpPair(t *testing.T) (client, server net.Conn) {
+// acceptOne listens on a loopback port and accepts one connection in the
+// background (nil when accepting failed); the listener closes with the
+// test.
+func acceptOne(t *testing.T) (*net.TCPAddr, <-chan net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	accepted := make(chan net.Conn, 1)
 	go func() {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	client, err = net.Dial("tcp4", ln.Addr().String())
+	return ln.Addr().(*net.TCPAddr), accepted
+}
+
+// tcpPair is a connected pair of loopback TCP sockets: the exchange
+// relies on the kernel's buffering as perftest does (both sides write
+// "done" at once), which net.Pipe does not have.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	addr, accepted := acceptOne(t)
+	client, err := net.Dial("tcp4", addr.String())
 	if err != nil {
 		t.Fatal(err)
 	}

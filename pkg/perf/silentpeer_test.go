@@ -33,22 +33,14 @@ func TestSilentPeerEndsWithinTheTimeout(t *testing.T) {
 	}
 
 	// the client against a server that accepts and stays silent
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			accepted <- c
-		}
-	}()
-	o := Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Server: "127.0.0.1", TCPPort: ln.Addr().(*net.TCPAddr).Port, Timeout: bound}
+	silent, accepted := acceptOne(t)
+	o := Options{Test: WriteBW, GIDIndex: 1, IBPort: 1, Iters: 50, Server: "127.0.0.1", TCPPort: silent.Port, Timeout: bound}
 	begin := time.Now()
-	err = runOn(o, newFabric(), &bytes.Buffer{}, &bytes.Buffer{})
+	err := runOn(o, newFabric(), &bytes.Buffer{}, &bytes.Buffer{})
 	check("client", err, time.Since(begin))
-	(<-accepted).Close()
+	if c := <-accepted; c != nil {
+		c.Close()
+	}
 
 	// the server against a client that connects and stays silent
 	free, _ := net.Listen("tcp4", "127.0.0.1:0")

@@ -533,13 +533,14 @@ func (e *perfEndpoint) duplexFor(s rdma.Stream) (rdma.StreamResult, error) {
 	stop, first, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		firstOnce := sync.OnceFunc(func() { close(first) })
-		done <- e.receiveUntil(*s.Receive, stop, func(n int) {
+		_, err := e.takeReceives(*s.Receive, stop, func(n int) {
 			firstOnce()
 			a := arrival{time.Now(), e.clock()}
 			for range n {
 				arrivals = append(arrivals, a)
 			}
 		})
+		done <- err
 	}()
 	if s.AfterFirstMessage {
 		select {
@@ -570,13 +571,6 @@ func (e *perfEndpoint) duplexFor(s rdma.Stream) (rdma.StreamResult, error) {
 		res.Last = max(res.Last, a.stamp)
 	}
 	return res, err
-}
-
-// receiveUntil takes messages until stop closes, and tells got how many
-// each poll took.
-func (e *perfEndpoint) receiveUntil(r rdma.Receive, stop <-chan struct{}, got func(n int)) error {
-	_, err := e.takeReceives(r, stop, got)
-	return err
 }
 
 // receive is Receive, calling first once the first message came.
