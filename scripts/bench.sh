@@ -338,6 +338,9 @@ perf_part() {
 		# has six
 		local col=4 unit=MB/s key=bw_avg_mbs
 		[ "$test" = atomic_bw ] && col=5 unit=Mpps key=msg_rate_mpps
+		# a timed test (-D) runs without -n and records no iterations
+		local count_args=(-n "$iters") counted="\"iterations\": $iters, "
+		[[ " $args " == *" -D "* ]] && count_args=() counted=
 		ib=$(stage "ib_$test")
 		local variants=("ib_$test|$ib|$ib" "rdmactl|$ours perf $test|$ours perf $test")
 		[ -n "$before" ] && variants+=("rdmactl before|$before perf $test|$before perf $test")
@@ -345,8 +348,6 @@ perf_part() {
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
-				local count_args=(-n "$iters")
-				[[ " $args " == *" -D "* ]] && count_args=()
 				# shellcheck disable=SC2086 # args are words
 				out=$(perf_pair "$s" "$c" "${common[@]}" $args "${count_args[@]}") || return 1
 				row=$(echo "$out" | awk -v c="$col" 'NR == 1 { print $c }')
@@ -360,8 +361,6 @@ perf_part() {
 			IFS='|' read -r tool s c <<<"$v"
 			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" 'BEGIN {
 				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)\n", t, n, b, u, b/ref }'
-			local counted="\"iterations\": $iters, "
-			[[ " $args " == *" -D "* ]] && counted=
 			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
 		done
 		unset best all bcpu
