@@ -184,19 +184,9 @@ func TestSingleSmokeInterrupted(t *testing.T) {
 	srv := startServe(t, cmPort, tcpPort, "-a", "10.9.0.1")
 	defer srv.stop()
 	// A TCP port that accepts and never answers: the demo check waits there.
-	silent, err := net.Listen("tcp", "10.9.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		if c, err := silent.Accept(); err == nil {
-			accepted <- c
-		}
-	}()
+	silent, accepted := silentListener(t)
 	smoke := start(t, 2*time.Minute, rdmactl, "smoke", "10.9.0.1", "--port", fmt.Sprint(cmPort),
-		"--tcp-port", fmt.Sprint(silent.Addr().(*net.TCPAddr).Port), "--timeout", "60s")
+		"--tcp-port", fmt.Sprint(silent), "--timeout", "60s")
 	select {
 	case c := <-accepted:
 		defer c.Close()

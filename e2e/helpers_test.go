@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -13,6 +14,33 @@ import (
 	"testing"
 	"time"
 )
+
+// silentListener listens on a TCP port of 10.9.0.1 and accepts one
+// connection, which it hands on and never writes to: a peer that connects
+// and then says nothing. The listener closes with the test, and so does
+// the connection if nobody took it.
+func silentListener(t *testing.T) (port int, accepted <-chan net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "10.9.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 1)
+	t.Cleanup(func() {
+		ln.Close()
+		select {
+		case c := <-conns:
+			c.Close()
+		default:
+		}
+	})
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			conns <- c
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, conns
+}
 
 // result is what one command did.
 type result struct {

@@ -90,7 +90,7 @@ func TestSinglePerfRunInfinitely(t *testing.T) {
 				// emulation that check fails now and then ("Can't produce
 				// a report"), ending perftest: such a run is repeated.
 				srv, cli := infinitePair(t, test, roles[0], roles[1])
-				for attempt := 1; attempt < 3 && strings.Contains(srv.Stderr+cli.Stderr, "Can't produce a report"); attempt++ {
+				for attempt := 1; attempt < perftestAttempts && strings.Contains(srv.Stderr+cli.Stderr, "Can't produce a report"); attempt++ {
 					t.Logf("perftest's clock sampling failed under emulation; running %s again", test)
 					srv, cli = infinitePair(t, test, roles[0], roles[1])
 				}

@@ -29,26 +29,10 @@ func TestSinglePerfTimeoutSilentPeer(t *testing.T) {
 	for _, test := range []string{"write_bw", "send_bw", "read_bw", "atomic_bw", "send_lat", "write_lat", "read_lat", "atomic_lat"} {
 		args := []string{"perf", test, "-d", "rxe0", "-x", ownGID(t), "--timeout", "3s"}
 
-		perfPort++
-		ln, err := net.Listen("tcp4", fmt.Sprintf("10.9.0.1:%d", perfPort))
-		if err != nil {
-			t.Fatal(err)
-		}
-		accepted := make(chan net.Conn, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err == nil {
-				accepted <- c
-			}
-			close(accepted)
-		}()
+		silent, _ := silentListener(t)
 		begin := time.Now()
-		r := run(t, time.Minute, rdmactl, append(args, "-p", fmt.Sprint(perfPort), "10.9.0.1")...)
+		r := run(t, time.Minute, rdmactl, append(args, "-p", fmt.Sprint(silent), "10.9.0.1")...)
 		check(test+" client", r, time.Since(begin))
-		ln.Close()
-		if c := <-accepted; c != nil {
-			c.Close()
-		}
 
 		perfPort++
 		s := start(t, time.Minute, rdmactl, append(args, "-p", fmt.Sprint(perfPort))...)

@@ -122,16 +122,7 @@ func TestSingleSmokeBWAgainstServe(t *testing.T) {
 func TestSingleServePerfWithIbWriteBW(t *testing.T) {
 	s := startServe(t, 7174, 19875, "-a", "10.9.0.1")
 	waitTCPListen(t, perftestPort)
-	var clients []result
-	for attempt := 0; attempt < perftestAttempts; attempt++ {
-		r := run(t, 4*time.Minute, "ib_write_bw", "-d", "rxe0", "-x", ownGID(t), "-F", "10.9.0.1")
-		clients = append(clients, r)
-		// perftest's CPU-clock sampling fails now and then under qemu.
-		if !strings.Contains(r.Stderr, "Can't produce a report") {
-			break
-		}
-	}
-	one := clients[len(clients)-1]
+	one, runs := ibWriteBWClient(t, ownGID(t))
 	rows := bwRow.FindStringSubmatch(one.Stdout)
 	if one.Code != 0 || rows == nil {
 		t.Fatalf("ib_write_bw against serve: exit %d\n%s%s", one.Code, one.Stdout, one.Stderr)
@@ -143,8 +134,8 @@ func TestSingleServePerfWithIbWriteBW(t *testing.T) {
 	}
 	out := s.stop()
 	// A client whose clock sampling failed may still have run its session.
-	if n := logLines(out.Stdout)["write_bw ok"]; n < 3 || (len(clients) == 1 && n != 3) {
-		t.Errorf("serve log: %d write_bw ok lines for %d clients:\n%s", n, len(clients)+2, out.Stdout)
+	if n := logLines(out.Stdout)["write_bw ok"]; n < 3 || (runs == 1 && n != 3) {
+		t.Errorf("serve log: %d write_bw ok lines for %d clients:\n%s", n, runs+2, out.Stdout)
 	}
 	// serve logs the report the client sent: its own average.
 	if want := rows[4] + " MB/sec"; !strings.Contains(out.Stdout, want) {
