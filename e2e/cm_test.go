@@ -277,9 +277,9 @@ func TestSingleCMFailures(t *testing.T) {
 	}
 }
 
-// TestSingleCMTimeout: a lost peer (a server stopped with SIGSTOP), a
-// server nobody connects to and a multicast that never arrives end
-// within --timeout, exit 1, with a hint.
+// TestSingleCMTimeout: a lost peer (a server stopped with SIGSTOP: its
+// connect requests go unanswered), a server nobody connects to and a
+// multicast that never arrives end within --timeout, exit 1, with a hint.
 func TestSingleCMTimeout(t *testing.T) {
 	sn, sa := cTool("ucmatose").argv("-p", "7487")
 	stopped := start(t, 3*time.Minute, sn, sa...)
@@ -296,6 +296,7 @@ func TestSingleCMTimeout(t *testing.T) {
 		{[]string{"udaddy", "--timeout", "3s"}, "no client connected"},
 		{[]string{"mckey", "-m", "239.1.1.2", "-b", "10.9.0.1", "--timeout", "2s"}, "no datagram arrived"},
 		{[]string{"rdma_client", "-s", "10.9.0.1", "-p", "7487", "--timeout", "3s"}, "no answer from 10.9.0.1"},
+		{[]string{"cmtime", "-s", "10.9.0.1", "-p", "7487", "-c", "4", "--timeout", "3s"}, "no answer from 10.9.0.1"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			began := time.Now()

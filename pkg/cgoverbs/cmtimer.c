@@ -45,8 +45,11 @@ static int ct_end(struct ct *t, struct ct_conn *c, int step)
 	if (step != t->step || !c->start_us || c->end_us)
 		return 0;
 	c->end_us = ct_now_us();
-	t->done++;
-	pthread_cond_broadcast(&t->cond);
+	t->last_end_us = c->end_us;
+	// the waiter wants the step's end, not each operation's: a wake per
+	// event would cost it a context switch per connection
+	if (++t->done >= t->started)
+		pthread_cond_broadcast(&t->cond);
 	return 1;
 }
 
@@ -223,28 +226,22 @@ static int ct_op(struct ct *t, int step, struct ct_conn *c)
 }
 
 // ct_wait waits until the step's operations all ended, at most idle_ms
-// between two. t->mu held. 0, -ETIMEDOUT or the thread's read_err.
+// after the last one that did (or after the wait began). t->mu held. 0,
+// -ETIMEDOUT or the thread's read_err.
 static int ct_wait(struct ct *t, int idle_ms)
 {
-	int seen = -1;
-	struct timespec deadline;
+	int64_t began = ct_now_us();
 	while (t->done < t->started && !t->read_err) {
 		if (idle_ms < 0) {
 			pthread_cond_wait(&t->cond, &t->mu);
 			continue;
 		}
-		if (t->done != seen) {
-			seen = t->done;
-			clock_gettime(CLOCK_REALTIME, &deadline);
-			deadline.tv_sec += idle_ms / 1000;
-			deadline.tv_nsec += (long)(idle_ms % 1000) * 1000000;
-			if (deadline.tv_nsec >= 1000000000) {
-				deadline.tv_sec++;
-				deadline.tv_nsec -= 1000000000;
-			}
-		}
-		if (pthread_cond_timedwait(&t->cond, &t->mu, &deadline) == ETIMEDOUT && t->done == seen)
+		int64_t until = (t->last_end_us > began ? t->last_end_us : began) + (int64_t)idle_ms * 1000;
+		if (ct_now_us() >= until)
 			return -ETIMEDOUT;
+		// gettimeofday's clock is the realtime one the wait counts in
+		struct timespec deadline = {.tv_sec = until / 1000000, .tv_nsec = (long)(until % 1000000) * 1000};
+		pthread_cond_timedwait(&t->cond, &t->mu, &deadline);
 	}
 	return t->done < t->started ? t->read_err : 0;
 }
@@ -257,6 +254,7 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 	pthread_mutex_lock(&t->mu);
 	t->step = step;
 	t->started = t->done = 0;
+	t->last_end_us = 0;
 	t->nnotes = 0;
 	t->retries = retries;
 	t->resolve_ms = resolve_ms;

@@ -44,6 +44,7 @@ struct ct {
 	int has_src;
 	struct rdma_conn_param param;
 	int started, done;
+	int64_t last_end_us; // when the last operation of the step ended; 0 none
 	int read_err; // -errno of a failed rdma_get_cm_event; the thread ended
 	struct ct_note *notes;
 	int nnotes, cap_notes;
