@@ -60,12 +60,8 @@ static int pp_post_recvs(struct pp_run *r, int n)
 // pp_wait returns completions, 0 once the slice is over without one
 // (polling: the deadline, in ms of the coarse clock, -1 for none; with a
 // channel: the slice's signal), or -errno. With a channel it sleeps as
-// the tools' -e does: take the event, re-arm, poll. *drained says the
-// last poll came after the arming and left the CQ empty, so that any
-// completion since raises an event: the next wait then sleeps at once,
-// without a poll that would find nothing. Events are counted in *events
-// and acknowledged by the caller, once.
-static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, int *drained, unsigned *events)
+// the tools' -e does: take the event, re-arm, poll.
+static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 {
 	if (!r->ch) {
 		for (long spins = 1;; spins++) {
@@ -84,16 +80,10 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, 
 			if (rc)
 				return cv_neg(rc);
 			r->st->armed = 1;
-			*drained = 0;
 		}
-		if (!*drained) {
-			int n = ibv_poll_cq(r->cq, max, wc);
-			if (n < 0)
-				return cv_neg(n);
-			*drained = n < max;
-			if (n > 0)
-				return n;
-		}
+		int n = ibv_poll_cq(r->cq, max, wc);
+		if (n != 0)
+			return n < 0 ? cv_neg(n) : n;
 		if (cv_slice_over())
 			return 0;
 		struct ibv_cq *ev_cq;
@@ -103,7 +93,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, 
 				continue;
 			return -errno;
 		}
-		++*events;
+		ibv_ack_cq_events(ev_cq, 1);
 		r->st->armed = 0;
 	}
 }
@@ -121,31 +111,27 @@ static int pp_fail(struct pp_run *r, int stop, const struct ibv_wc *w, int ne)
 	return 0;
 }
 
-static int pp_run_slice(struct pp_run *r, long deadline, unsigned *events);
+static int pp_run_slice(struct pp_run *r, long deadline);
 
 int pp_loop(struct pp_run *r, int slice_ms)
 {
-	unsigned events = 0;
 	if (!r->ch || slice_ms < 0)
-		return pp_run_slice(r, slice_ms >= 0 ? pp_coarse_ms() + slice_ms : -1, &events);
+		return pp_run_slice(r, slice_ms >= 0 ? pp_coarse_ms() + slice_ms : -1);
 	timer_t t;
 	int rc = cv_slice_start(&t, slice_ms);
 	if (rc)
 		return rc;
-	rc = pp_run_slice(r, -1, &events);
+	rc = pp_run_slice(r, -1);
 	timer_delete(t);
-	if (events)
-		ibv_ack_cq_events(r->cq, events);
 	return rc;
 }
 
 // pp_run_slice is pp_loop's work; deadline is the polling loop's (see
 // pp_wait).
-static int pp_run_slice(struct pp_run *r, long deadline, unsigned *events)
+static int pp_run_slice(struct pp_run *r, long deadline)
 {
 	struct ibv_wc wc[CV_WC_BATCH];
 	long batches = 0;
-	int drained = 0;
 	int max = 2, low = 1;
 	if (r->srq) {
 		max = r->nqp + r->rx_depth < CV_WC_BATCH ? r->nqp + r->rx_depth : CV_WC_BATCH;
@@ -173,7 +159,7 @@ static int pp_run_slice(struct pp_run *r, long deadline, unsigned *events)
 			r->stop = PP_PAUSED;
 			return 0;
 		}
-		int ne = pp_wait(r, wc, max, deadline, &drained, events);
+		int ne = pp_wait(r, wc, max, deadline);
 		if (ne < 0)
 			return ne;
 		if (ne == 0) {
