@@ -45,6 +45,8 @@
 #         BENCH_PERF_TESTS (default all of them: "write_bw send_bw
 #         send_bw-r2 send_bw-b-D read_bw atomic_bw send_lat write_lat
 #         read_lat") picks some
+# The pingpong, cm and perf parts also print, and record, "paired": the
+# median of the rounds' own ratios against the C tool (see paired()).
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
 # BENCH_OUT (default bench/results.json) is where the host side writes;
 # BENCH_LAB_TIMEOUT (default 3600 s) bounds each boot (the perf part alone
@@ -301,6 +303,16 @@ median() {
 	echo "$1" | tr ',' '\n' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# paired "A, B…" "REF_A, REF_B…": the median of the rounds' own ratios,
+# round i of a tool over round i of the reference. The rounds alternate,
+# so a slow stretch of the host slows both runs of a round and cancels in
+# its ratio: on a noisy host this says more than best or median alone.
+paired() {
+	local ratios
+	ratios=$(paste -d' ' <(echo "$1" | tr ',' '\n') <(echo "$2" | tr ',' '\n') | awk '{ printf "%s%.4f", sep, $1 / $2; sep = ", " }')
+	median "$ratios"
+}
+
 # keep NAME VALUE BETTER [CPU]: adds VALUE to NAME's rounds (all) and makes
 # it NAME's best when there is none yet or it is BETTER ("<" or ">") than
 # the best so far; CPU, the round's CPU seconds, is kept beside it (bcpu).
@@ -359,9 +371,11 @@ perf_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r tool s c <<<"$v"
-			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" 'BEGIN {
-				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)\n", t, n, b, u, b/ref }'
-			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
+			local pr
+			pr=$(paired "${all[$tool]}" "${all[ib_$test]}")
+			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" -v p="$pr" 'BEGIN {
+				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)  paired %.2fx\n", t, n, b, u, b/ref, p }'
+			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr"
 		done
 		unset best all bcpu
 	done
@@ -384,9 +398,11 @@ perf_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r tool s c <<<"$v"
-			awk -v t="$test" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN {
-				printf "%-10s %-26s best t_typical %8.2f us (%.2fx perftest)\n", t, n, b, b/ref }'
-			record "\"test\": \"perf-$test\", \"tool\": \"$tool\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$tool]}, \"t_typical_us_rounds\": [${all[$tool]}], \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}')"
+			local pr
+			pr=$(paired "${all[$tool]}" "${all[ib_$test]}")
+			awk -v t="$test" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v p="$pr" 'BEGIN {
+				printf "%-10s %-26s best t_typical %8.2f us (%.2fx perftest)  paired %.2fx\n", t, n, b, b/ref, p }'
+			record "\"test\": \"perf-$test\", \"tool\": \"$tool\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$tool]}, \"t_typical_us_rounds\": [${all[$tool]}], \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr"
 		done
 		unset best all
 	done
@@ -439,12 +455,13 @@ pingpong_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name s c <<<"$v"
-			local med medref
+			local med medref pr
 			med=$(median "${all[$name]}")
 			medref=$(median "${all[ibv_rc_pingpong]}")
-			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" -v md="$med" -v mref="$medref" 'BEGIN {
-				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)  median %8.2f (%.2fx)\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0), md, md/mref }'
-			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_median\": $med, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}')"
+			pr=$(paired "${all[$name]}" "${all[ibv_rc_pingpong]}")
+			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" -v md="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
+				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)  median %8.2f (%.2fx)  paired %.2fx\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0), md, md/mref, p }'
+			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_median\": $med, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_ibv_rc_pingpong_paired\": $pr"
 		done
 		unset best bcpu all
 	done
@@ -482,12 +499,13 @@ cm_part() {
 	kill $spid 2>/dev/null || true
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name c <<<"$v"
-		local med medref
+		local med medref pr
 		med=$(median "${all[$name]}")
 		medref=$(median "${all[cmtime]}")
-		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" 'BEGIN {
-			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)\n", k, n, b, b/ref, m, m/mref }'
-		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}')"
+		pr=$(paired "${all[$name]}" "${all[cmtime]}")
+		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
+			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)  paired %.2fx\n", k, n, b, b/ref, m, m/mref, p }'
+		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_cmtime_paired\": $pr"
 	done
 }
 
