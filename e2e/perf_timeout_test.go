@@ -16,7 +16,7 @@ import (
 // hint.
 func TestSinglePerfTimeoutSilentPeer(t *testing.T) {
 	const bound = 3 * time.Second
-	want := "exchange with the peer failed: exchanging versions: nothing from the peer for 3s (--timeout)"
+	want := "exchange with the peer failed: exchanging versions: timed out after 3s waiting for the peer (--timeout)"
 	check := func(what string, r result, took time.Duration) {
 		t.Helper()
 		if r.Code != 1 || !strings.Contains(r.Stderr, want) || !strings.Contains(r.Stderr, "hint: the peer connected but did not answer this step") {

@@ -429,7 +429,7 @@ func TestRDMAServerTimesOutWithoutClient(t *testing.T) {
 	r := run(options(f, "rdma_server", func(o *Options) { o.Timeout, o.JSON = 30*time.Millisecond, true }))
 	var doc runDocument
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil || doc.OK || doc.Error == nil || doc.Error.Code != 1 ||
-		doc.Error.Message != "timed out after 30ms waiting for a connect request" || r.code != cli.ExitFailed {
+		doc.Error.Message != "timed out after 30ms waiting for a connect request (--timeout)" || r.code != cli.ExitFailed {
 		t.Errorf("%v: %+v", err, r)
 	}
 }

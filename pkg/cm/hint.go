@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -45,7 +46,7 @@ func (f *failure) noteTimeout(d time.Duration, what string) {
 func (f *failure) message() string {
 	switch {
 	case f.Timeout != 0:
-		return fmt.Sprintf("timed out after %v waiting for %s", f.Timeout, f.What)
+		return (&cli.TimeoutError{After: f.Timeout, Doing: "waiting for " + f.What}).Error()
 	case f.Event != 0:
 		return fmt.Sprintf("%s, error: %d", f.Event, f.Status)
 	case f.Call != nil:

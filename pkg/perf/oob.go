@@ -66,16 +66,6 @@ func NewOOB(conn net.Conn, client, withGID bool, timeout time.Duration) *OOB {
 // ErrPeerClosed means the peer closed the TCP connection mid-exchange.
 var ErrPeerClosed = errors.New("the peer closed the connection")
 
-// peerSilentError is an exchange step the peer did not complete within
-// the --timeout bound. It is still a net.Error whose Timeout is true.
-type peerSilentError struct{ bound time.Duration }
-
-func (e *peerSilentError) Error() string {
-	return fmt.Sprintf("nothing from the peer for %v (--timeout)", e.bound)
-}
-func (e *peerSilentError) Timeout() bool   { return true }
-func (e *peerSilentError) Temporary() bool { return false }
-
 // exchange sends mine and returns the peer's record of the same size.
 func (o *OOB) exchange(mine []byte) ([]byte, error) {
 	if o.msg != nil {
@@ -104,7 +94,7 @@ func (o *OOB) exchange(mine []byte) ([]byte, error) {
 		err = second()
 	}
 	if o.timeout > 0 && oob.IsTimeout(err) {
-		return nil, &peerSilentError{o.timeout}
+		return nil, &cli.TimeoutError{After: o.timeout, Doing: "waiting for the peer"}
 	}
 	if err != nil {
 		return nil, err

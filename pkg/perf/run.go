@@ -515,7 +515,7 @@ func (s *session) peerErr(err error) error {
 		return cli.WithHint(fmt.Errorf("exchange with the peer failed: %w", err),
 			"the peer ended the exchange: its own output says why")
 	}
-	if silent := (*peerSilentError)(nil); errors.As(err, &silent) {
+	if silent := (*cli.TimeoutError)(nil); errors.As(err, &silent) {
 		return cli.WithHint(fmt.Errorf("exchange with the peer failed: %w", err),
 			"the peer connected but did not answer this step: its own output says where it stopped; raise --timeout if it needs longer")
 	}

@@ -19,7 +19,7 @@ func TestSilentPeerEndsWithinTheTimeout(t *testing.T) {
 	const bound = 300 * time.Millisecond
 	check := func(role string, err error, took time.Duration) {
 		t.Helper()
-		want := "exchange with the peer failed: exchanging versions: nothing from the peer for 300ms (--timeout)"
+		want := "exchange with the peer failed: exchanging versions: timed out after 300ms waiting for the peer (--timeout)"
 		if err == nil || err.Error() != want || !strings.Contains(cli.HintOf(err), "the peer connected but did not answer this step") {
 			t.Errorf("%s: %v (hint %q), want %q", role, err, cli.HintOf(err), want)
 		}

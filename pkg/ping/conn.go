@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -290,7 +291,7 @@ func (c *conn) waitPost(deadline time.Time, step waitStep) error {
 		case err == nil:
 		case errors.Is(err, rdma.ErrTimeout):
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				t := &timeoutError{after: c.o.Timeout, what: step.describe(c.seq), step: step}
+				t := &timeoutError{cli.TimeoutError{After: c.o.Timeout, Doing: "waiting for " + step.describe(c.seq)}, step}
 				c.errorf("rdmactl ping: %v\n", t)
 				c.failure.note(failure{timeout: t})
 				return t

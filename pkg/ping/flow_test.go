@@ -401,7 +401,7 @@ func TestTimeoutConnecting(t *testing.T) {
 	o := opts("-a", "10.9.0.1", "-C", 1, "--timeout", 50*time.Millisecond)
 	o.Mode, o.Port, o.CM = ModeClient, 7390, f
 	got := runOne(o)
-	want := "rdmactl ping: timed out after 50ms waiting for the connection to be established\nconnect error -1\n" +
+	want := "rdmactl ping: timed out after 50ms waiting for the connection to be established (--timeout)\nconnect error -1\n" +
 		"hint: no answer to the connect request: is a ping server running on 10.9.0.1 port 7390, and is UDP port 4791 open?\n"
 	if got.err != want || got.code != cli.ExitFailed {
 		t.Errorf("exit %d stderr %q", got.code, got.err)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/host"
@@ -36,15 +35,11 @@ func (f *failure) empty() bool {
 	return f.event == 0 && f.call == nil && f.wc == 0 && f.timeout == nil && f.noAddress == ""
 }
 
-// timeoutError is rdmactl's own failure when --timeout passes.
+// timeoutError is rdmactl's own failure when --timeout passes, with the
+// step that was waiting, for the hint.
 type timeoutError struct {
-	after time.Duration
-	what  string
-	step  waitStep
-}
-
-func (e *timeoutError) Error() string {
-	return fmt.Sprintf("timed out after %v waiting for %s", e.after, e.what)
+	cli.TimeoutError
+	step waitStep
 }
 
 // hintFor names the likely cause of a failure in one line (printed after

@@ -84,11 +84,11 @@ func (r *run) answer(ctx context.Context) error {
 			if ctx.Err() != nil {
 				continue // said at the loop's top
 			}
-			var te *timeoutError
+			var te *cli.TimeoutError
 			if !errors.As(err, &te) {
 				return err
 			}
-			if err := a.ended(scnt, te.d); err != nil {
+			if err := a.ended(scnt, te.After); err != nil {
 				return err
 			}
 			break

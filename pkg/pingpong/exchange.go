@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/oob"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -38,16 +39,6 @@ func perror(prefix string, err error) string {
 	return prefix + ": Success"
 }
 
-// timeoutError is a wait --timeout ended: the tools would wait forever.
-type timeoutError struct {
-	what string
-	d    time.Duration
-}
-
-func (e *timeoutError) Error() string {
-	return fmt.Sprintf("%s: nothing for %v (--timeout)", e.what, e.d)
-}
-
 // deadline is now+d, or none when d is negative.
 func deadline(d time.Duration) time.Time {
 	if d < 0 {
@@ -69,7 +60,7 @@ func listenAccept(ctx context.Context, port int, wait time.Duration) (net.Conn, 
 	case errors.As(err, &oe) && oe.Op == "listen":
 		return nil, toolErr(fmt.Sprintf("Couldn't listen to port %d", port))
 	case oob.IsTimeout(err):
-		return nil, &timeoutError{fmt.Sprintf("waiting for a client on port %d", port), wait}
+		return nil, &cli.TimeoutError{After: wait, Doing: fmt.Sprintf("waiting for a client on port %d", port)}
 	}
 	return nil, toolErr("accept() failed")
 }
@@ -101,7 +92,7 @@ func dial(ctx context.Context, lookup func(string) (netip.Addr, error), server s
 			}
 		}
 		if oob.IsTimeout(err) {
-			return nil, &timeoutError{fmt.Sprintf("connecting to %s:%d", server, port), wait}
+			return nil, &cli.TimeoutError{After: wait, Doing: fmt.Sprintf("connecting to %s:%d", server, port)}
 		}
 		return nil, toolErr(fmt.Sprintf("Couldn't connect to %s:%d", server, port))
 	}
@@ -146,14 +137,14 @@ func clientExchange(conn net.Conn, k Kind, mine []Dest, wait time.Duration) ([]D
 			got, err := readFull(conn, buf)
 			if err != nil {
 				if oob.IsTimeout(err) {
-					return nil, &timeoutError{"reading the server's addresses", wait}
+					return nil, &cli.TimeoutError{After: wait, Doing: "reading the server's addresses"}
 				}
 				return nil, toolErr(perror("client read", err), fmt.Sprintf("%d/%d: Couldn't read remote address [%d]", got, RecordSize, i))
 			}
 		} else {
 			got, err := readOnce(conn, buf)
 			if oob.IsTimeout(err) {
-				return nil, &timeoutError{"reading the server's address", wait}
+				return nil, &cli.TimeoutError{After: wait, Doing: "reading the server's address"}
 			}
 			if got != RecordSize || err != nil {
 				return nil, toolErr(perror("client read/write", err), "Couldn't read/write remote address")
@@ -192,7 +183,7 @@ func serverReadDests(conn net.Conn, k Kind, count int, wait time.Duration) ([]De
 			got, err = readOnce(conn, buf)
 		}
 		if oob.IsTimeout(err) {
-			return nil, &timeoutError{"reading the client's address", wait}
+			return nil, &cli.TimeoutError{After: wait, Doing: "reading the client's address"}
 		}
 		if k == SRQ && err != nil {
 			return nil, toolErr(perror("server read", err), fmt.Sprintf("%d/%d: Couldn't read remote address [%d]", got, RecordSize, i))
@@ -227,7 +218,7 @@ func serverReply(conn net.Conn, k Kind, mine []Dest, wait time.Duration) error {
 	buf := make([]byte, RecordSize)
 	got, err := readOnce(conn, buf)
 	if oob.IsTimeout(err) {
-		return &timeoutError{"waiting for the client's done", wait}
+		return &cli.TimeoutError{After: wait, Doing: "waiting for the client's done"}
 	}
 	if got != len(done) {
 		if k == SRQ {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/latency"
 	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
@@ -76,8 +77,8 @@ func (r *run) pingpong(ctx context.Context) error {
 				continue
 			}
 			if silent += step; bound >= 0 && silent >= bound {
-				te := &timeoutError{"waiting for a completion", bound}
-				return fmt.Errorf("%s after %d of %d receives and %d sends: the peer stopped or the path broke", te, p.Received, o.Iters, p.Sent)
+				te := &cli.TimeoutError{After: bound, Doing: fmt.Sprintf("waiting for a completion after %d of %d receives and %d sends", p.Received, o.Iters, p.Sent)}
+				return fmt.Errorf("%w: the peer stopped or the path broke", te)
 			}
 		default:
 			return r.loopFailure(p)

@@ -654,7 +654,7 @@ func (r *run) wait(ctx context.Context, wcs []rdma.WC, bound time.Duration) (int
 			return 0, err
 		}
 		if !end.IsZero() && !time.Now().Before(end) {
-			return 0, &timeoutError{"waiting for a completion", bound}
+			return 0, &cli.TimeoutError{After: bound, Doing: "waiting for a completion"}
 		}
 	}
 }
