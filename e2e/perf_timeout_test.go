@@ -5,7 +5,10 @@ package e2e
 import (
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -46,4 +49,55 @@ func TestSinglePerfTimeoutSilentPeer(t *testing.T) {
 		check(test+" server", r, time.Since(begin))
 		c.Close()
 	}
+}
+
+// TestSinglePerfLatencyPeerStops: a peer stopped (SIGSTOP) in the middle
+// of write_lat's or send_lat's measured loop ends the other side's run
+// within --timeout, exit 1, with the hint that the peer stopped
+// answering; perftest would spin for ever.
+func TestSinglePerfLatencyPeerStops(t *testing.T) {
+	const bound = 3 * time.Second
+	for _, test := range []string{"write_lat", "send_lat"} {
+		t.Run(test, func(t *testing.T) {
+			perfPort++
+			args := []string{"perf", test, "-d", "rxe0", "-x", ownGID(t), "--timeout", "3s", "-n", "1000000", "-p", fmt.Sprint(perfPort)}
+			s := start(t, time.Minute, rdmactl, args...)
+			waitTCPListen(t, perfPort)
+			sent := sentPackets(t)
+			c := start(t, time.Minute, rdmactl, append(args, "10.9.0.1")...)
+			// The loop runs once messages flow.
+			for deadline := time.Now().Add(30 * time.Second); sentPackets(t) < sent+1000; {
+				if time.Now().After(deadline) {
+					t.Fatal("no messages flowed within 30 s")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			defer s.cmd.Process.Signal(syscall.SIGCONT)
+			stopped := time.Now()
+			r := c.wait(t)
+			if took := time.Since(stopped); took > bound+5*time.Second {
+				t.Errorf("the client ended %v after the server stopped, bound %v", took, bound)
+			}
+			if r.Code != 1 || !strings.Contains(r.Stderr, "hint: the peer stopped answering") {
+				t.Errorf("want exit 1 and the hint that the peer stopped answering: exit %d, stderr %q", r.Code, r.Stderr)
+			}
+		})
+	}
+}
+
+// sentPackets is rxe0's count of packets sent.
+func sentPackets(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

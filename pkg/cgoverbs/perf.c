@@ -118,17 +118,17 @@ int pf_post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, int n, uint64_t wr_id,
 // pf_spin_byte waits until *p == want, for at most timeout_ms (negative:
 // forever); with yield it gives the CPU away between looks. 0 or -ETIMEDOUT.
 int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yield) {
-	// The clock is first read after 1024 looks, not on entry: write_lat
-	// spins here once a message, and a byte that came soon costs no read
-	// (a clock read is a system call where the clock source has no vDSO).
-	int64_t deadline = 0;
+	// write_lat spins here once a message, many thousand looks a message
+	// where the CPU is emulated: the clock it reads every 1024 looks is
+	// the coarse one, which costs no system call.
+	long deadline = -1;
 	for (unsigned i = 0;; i++) {
 		if (*p == want)
 			return 0;
 		if (timeout_ms >= 0 && (i & 1023) == 1023) {
-			int64_t now = pf_now_ns();
-			if (!deadline)
-				deadline = now + (int64_t)timeout_ms * 1000000;
+			long now = cv_coarse_ms();
+			if (deadline < 0)
+				deadline = now + timeout_ms;
 			else if (now > deadline)
 				return -ETIMEDOUT;
 		}
@@ -508,7 +508,7 @@ int pf_stream(struct ibv_cq *cq, struct pf_run *r, int64_t *posted, int64_t *com
 // vendor error in *st, *vendor), -2 after idle_ms without one, -3 - errno.
 static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *vendor) {
 	struct ibv_wc wc;
-	int64_t deadline = 0;
+	long deadline = -1;
 	for (unsigned spins = 1;; spins++) {
 		int ne = ibv_poll_cq(cq, 1, &wc);
 		if (ne < 0)
@@ -518,10 +518,11 @@ static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *v
 			*vendor = wc.vendor_err;
 			return 1;
 		}
+		// as pf_spin_byte: the coarse clock, every 4096 polls
 		if ((spins & 0xfff) == 0) {
-			int64_t now = pf_now_ns();
-			if (!deadline)
-				deadline = now + (int64_t)idle_ms * 1000000;
+			long now = cv_coarse_ms();
+			if (deadline < 0)
+				deadline = now + idle_ms;
 			else if (now > deadline)
 				return -2;
 		}

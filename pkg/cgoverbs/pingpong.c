@@ -8,15 +8,6 @@
 // Empty polls, and batches of completions, between two looks at the clock.
 enum { PP_CLOCK_EVERY = 4096, PP_BATCHES_PER_CLOCK = 16 };
 
-// The coarse clock is read without a system call even where the precise
-// one needs one; a deadline of milliseconds needs no more.
-static long pp_coarse_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static int64_t pp_now_ns(void)
 {
 	struct timespec ts;
@@ -70,7 +61,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 				return n < 0 ? cv_neg(n) : n;
 			if (r->yield)
 				sched_yield();
-			if (deadline >= 0 && spins % PP_CLOCK_EVERY == 0 && pp_coarse_ms() >= deadline)
+			if (deadline >= 0 && spins % PP_CLOCK_EVERY == 0 && cv_coarse_ms() >= deadline)
 				return 0;
 		}
 	}
@@ -116,7 +107,7 @@ static int pp_run_slice(struct pp_run *r, long deadline);
 int pp_loop(struct pp_run *r, int slice_ms)
 {
 	if (!r->ch || slice_ms < 0)
-		return pp_run_slice(r, slice_ms >= 0 ? pp_coarse_ms() + slice_ms : -1);
+		return pp_run_slice(r, slice_ms >= 0 ? cv_coarse_ms() + slice_ms : -1);
 	timer_t t;
 	int rc = cv_slice_start(&t, slice_ms);
 	if (rc)
@@ -155,7 +146,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 	while (r->received < r->iters || r->sent < r->iters) {
 		// A peer that keeps answering must not keep the caller from its
 		// context: look at the clock now and then between batches too.
-		if (r->ch ? cv_slice_over() : deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && pp_coarse_ms() >= deadline) {
+		if (r->ch ? cv_slice_over() : deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && cv_coarse_ms() >= deadline) {
 			r->stop = PP_PAUSED;
 			return 0;
 		}

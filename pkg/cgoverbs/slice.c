@@ -55,6 +55,13 @@ int cv_slice_start(timer_t *t, int first_ms)
 	return 0;
 }
 
+long cv_coarse_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
 int cv_slice_over(void)
 {
 	return cv_slice_fired;
