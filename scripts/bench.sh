@@ -33,7 +33,9 @@
 #         it: cmtime -s against rdmactl cm cmtime -s (and BENCH_BEFORE's),
 #         all against a C cmtime
 #         server, BENCH_CM_CONNS connections (default 100): the sum of the
-#         steps' us/conn and each step's, best of ROUNDS alternating rounds
+#         steps' us/conn and each step's, best of ROUNDS alternating rounds;
+#         and udaddy (UD) and ucmatose (RC) pairs, C against rdmactl cm:
+#         us per message (BENCH_CM_MSGS each way, start-up taken out)
 #   perf  (not in the default parts) perftest<->perftest against rdmactl
 #         perf<->rdmactl: write_bw, send_bw (default, -r 2, and -b -D 4
 #         -f 1: both ways for 4 s, the client's own row) and read_bw at 64
@@ -74,7 +76,7 @@ host() {
 		log=$(mktemp)
 		echo "== lab boot, $smp vCPU(s)"
 		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" --timeout "${BENCH_LAB_TIMEOUT:-3600}" -- \
-			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
+			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_CM_CONNS=${BENCH_CM_CONNS:-100} BENCH_CM_MSGS=${BENCH_CM_MSGS:-2000} BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
 			tee "$log" | grep -v '^BENCH ' || { rm -f "$log"; echo "bench: the lab run at --smp $smp failed" >&2; exit 1; }
 		while IFS= read -r l; do records+=("${l#BENCH }"); done < <(grep '^BENCH ' "$log")
 		rm -f "$log"
@@ -253,6 +255,7 @@ guest() {
 
 	if [[ $parts == *" cm "* ]]; then
 		cm_part "$ours" "$before"
+		cm_messages "$ours" "$before"
 	fi
 
 	if [[ $parts != *" floor "* ]]; then
@@ -309,7 +312,7 @@ median() {
 # its ratio: on a noisy host this says more than best or median alone.
 paired() {
 	local ratios
-	ratios=$(paste -d' ' <(echo "$1" | tr ',' '\n') <(echo "$2" | tr ',' '\n') | awk '{ printf "%s%.4f", sep, $1 / $2; sep = ", " }')
+	ratios=$(awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, ","); split(b, y, ","); for (i = 1; i <= n; i++) printf "%s%.4f", (i > 1 ? ", " : ""), x[i] / y[i] }')
 	median "$ratios"
 }
 
@@ -506,6 +509,67 @@ cm_part() {
 		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
 			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)  paired %.2fx\n", k, n, b, b/ref, m, m/mref, p }'
 		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_cmtime_paired\": $pr"
+	done
+}
+
+# cm_msg_pair SERVER CLIENT LISTEN_PORT ARGS…: one udaddy/ucmatose-style
+# pair, the server with ARGS and the client with -s 10.9.0.1 ARGS; prints
+# the client's wall microseconds.
+cm_msg_pair() {
+	local server=$1 client=$2 listen=$3 t0 t1
+	shift 3
+	timeout 120 $server "$@" >/dev/null 2>&1 &
+	local spid=$!
+	wait_listen "$listen" $spid || { echo "bench: $server $* did not listen" >&2; return 1; }
+	t0=$(date +%s%N)
+	timeout 120 $client -s 10.9.0.1 "$@" >/dev/null 2>&1 || { echo "bench: $client -s 10.9.0.1 $* failed" >&2; kill $spid 2>/dev/null; return 1; }
+	t1=$(date +%s%N)
+	wait $spid || true
+	echo $(((t1 - t0) / 1000))
+}
+
+# cm_messages: udaddy (UD) and ucmatose (RC) pairs, the C tools against
+# rdmactl cm's, alternating: microseconds per message, each side sending
+# BENCH_CM_MSGS (default 2000) of the default 100 bytes and receiving as
+# many, (a -C N run - a -C 1 run)/(N-1) of the same round, so that start-up
+# and connection set-up are taken out.
+cm_messages() {
+	local ours=$1 before=$2 msgs=${BENCH_CM_MSGS:-2000} tool r v name s c listen wn w1 per
+	for tool in udaddy ucmatose; do
+		local ref
+		ref=$(stage "$tool")
+		local variants=("$tool|$ref" "rdmactl|$ours cm $tool")
+		[ -n "$before" ] && variants+=("rdmactl before|$before cm $tool")
+		declare -A best=() all=()
+		for r in $(seq "$rounds"); do
+			for v in "${variants[@]}"; do
+				IFS='|' read -r name c <<<"$v"
+				local args=()
+				# udaddy listens on its fixed port 7174; ucmatose takes -p
+				if [ "$tool" = udaddy ]; then
+					listen=7174
+				else
+					port=$((port + 1)) listen=$port args=(-p "$port")
+				fi
+				wn=$(cm_msg_pair "$c" "$c" "$listen" "${args[@]}" -C "$msgs") || return 1
+				[ "$tool" = ucmatose ] && port=$((port + 1)) listen=$port args=(-p "$port")
+				w1=$(cm_msg_pair "$c" "$c" "$listen" "${args[@]}" -C 1) || return 1
+				per=$(awk -v a="$wn" -v b="$w1" -v n="$msgs" 'BEGIN { printf "%.2f", (a - b) / (n - 1) }')
+				printf '%-8s -C %d  %-16s round %d  %8.2f us/message  (-C %d: %d us, -C 1: %d us)\n' "$tool" "$msgs" "$name" "$r" "$per" "$msgs" "$wn" "$w1"
+				keep "$name" "$per" "<"
+			done
+		done
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name c <<<"$v"
+			local med medref pr
+			med=$(median "${all[$name]}")
+			medref=$(median "${all[$tool]}")
+			pr=$(paired "${all[$name]}" "${all[$tool]}")
+			awk -v t="$tool" -v k="$msgs" -v n="$name" -v b="${best[$name]}" -v ref="${best[$tool]}" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
+				printf "%-8s -C %d  %-16s best %8.2f us/message (%.2fx %s)  median %8.2f (%.2fx)  paired %.2fx\n", t, k, n, b, b/ref, t, m, m/mref, p }'
+			record "\"test\": \"cm-$tool\", \"tool\": \"$name\", \"messages\": $msgs, \"us_per_message\": ${best[$name]}, \"us_per_message_median\": $med, \"us_per_message_rounds\": [${all[$name]}], \"vs_${tool}\": $(awk -v b="${best[$name]}" -v ref="${best[$tool]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_${tool}_paired\": $pr"
+		done
+		unset best all
 	done
 }
 
