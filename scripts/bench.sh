@@ -316,6 +316,12 @@ paired() {
 	median "$ratios"
 }
 
+# spread NAME REF: NAME's median, REF's median and NAME's paired ratio to
+# REF, from the caller's rounds (all).
+spread() {
+	echo "$(median "${all[$1]}") $(median "${all[$2]}") $(paired "${all[$1]}" "${all[$2]}")"
+}
+
 # keep NAME VALUE BETTER [CPU]: adds VALUE to NAME's rounds (all) and makes
 # it NAME's best when there is none yet or it is BETTER ("<" or ">") than
 # the best so far; CPU, the round's CPU seconds, is kept beside it (bcpu).
@@ -459,9 +465,7 @@ pingpong_part() {
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name s c <<<"$v"
 			local med medref pr
-			med=$(median "${all[$name]}")
-			medref=$(median "${all[ibv_rc_pingpong]}")
-			pr=$(paired "${all[$name]}" "${all[ibv_rc_pingpong]}")
+			read -r med medref pr <<<"$(spread "$name" ibv_rc_pingpong)"
 			awk -v n="$name" -v m="$mode" -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" -v cb="${bcpu[$name]}" -v cref="${bcpu[ibv_rc_pingpong]}" -v md="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
 				printf "pingpong rc %-6s %-16s best %8.2f usec/iter (%.2fx ibv_rc_pingpong)  cpu %.2f s (%.2fx)  median %8.2f (%.2fx)  paired %.2fx\n", m, n, b, b/ref, cb, (cref > 0 ? cb/cref : 0), md, md/mref, p }'
 			record "\"test\": \"pingpong-rc\", \"mode\": \"$mode\", \"tool\": \"$name\", \"iterations\": $count, \"usec_per_iter\": ${best[$name]}, \"usec_per_iter_median\": $med, \"usec_per_iter_rounds\": [${all[$name]}], \"cpu_s\": ${bcpu[$name]}, \"vs_ibv_rc_pingpong\": $(awk -v b="${best[$name]}" -v ref="${best[ibv_rc_pingpong]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_ibv_rc_pingpong_paired\": $pr"
@@ -503,9 +507,7 @@ cm_part() {
 	for v in "${variants[@]}"; do
 		IFS='|' read -r name c <<<"$v"
 		local med medref pr
-		med=$(median "${all[$name]}")
-		medref=$(median "${all[cmtime]}")
-		pr=$(paired "${all[$name]}" "${all[cmtime]}")
+		read -r med medref pr <<<"$(spread "$name" cmtime)"
 		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
 			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)  paired %.2fx\n", k, n, b, b/ref, m, m/mref, p }'
 		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_cmtime_paired\": $pr"
@@ -562,9 +564,7 @@ cm_messages() {
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name c <<<"$v"
 			local med medref pr
-			med=$(median "${all[$name]}")
-			medref=$(median "${all[$tool]}")
-			pr=$(paired "${all[$name]}" "${all[$tool]}")
+			read -r med medref pr <<<"$(spread "$name" "$tool")"
 			awk -v t="$tool" -v k="$msgs" -v n="$name" -v b="${best[$name]}" -v ref="${best[$tool]}" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
 				printf "%-8s -C %d  %-16s best %8.2f us/message (%.2fx %s)  median %8.2f (%.2fx)  paired %.2fx\n", t, k, n, b, b/ref, t, m, m/mref, p }'
 			record "\"test\": \"cm-$tool\", \"tool\": \"$name\", \"messages\": $msgs, \"us_per_message\": ${best[$name]}, \"us_per_message_median\": $med, \"us_per_message_rounds\": [${all[$name]}], \"vs_${tool}\": $(awk -v b="${best[$name]}" -v ref="${best[$tool]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_${tool}_paired\": $pr"
