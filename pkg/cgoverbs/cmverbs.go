@@ -196,6 +196,11 @@ func (qp cmQP) PostSend(wr rdma.SendWR) error {
 	return asRDMAError("ibv_post_send", qp.QP.PostSend(wr))
 }
 
+func (qp cmQP) PostSendN(wr rdma.SendWR, n int) (int, error) {
+	k, err := qp.QP.PostSendN(wr, n)
+	return k, asRDMAError("ibv_post_send", err)
+}
+
 func (qp cmQP) ToInit(a rdma.InitAttr) error { return qp.QP.Init(a) }
 func (qp cmQP) ToRTR(a rdma.RTRAttr) error   { return qp.QP.ReadyToReceive(a) }
 func (qp cmQP) ToRTS(a rdma.RTSAttr) error   { return qp.QP.ReadyToSend(a) }

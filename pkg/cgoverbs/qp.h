@@ -57,6 +57,9 @@ int cv_query_qp(struct ibv_qp *qp, int *state, struct ibv_qp_cap *cap);
 int cv_create_ah(struct ibv_pd *pd, const struct cv_ah *a, struct ibv_ah **out);
 int cv_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_sge, struct ibv_srq **out);
 int cv_post_send(struct ibv_qp *qp, const struct cv_send *s);
+// cv_post_send_n posts s n times, stopping at the first refusal: 0 or
+// -errno, and how many went in *posted.
+int cv_post_send_n(struct ibv_qp *qp, const struct cv_send *s, int n, int *posted);
 int cv_post_send1(struct ibv_qp *qp, uint64_t id, int opcode, unsigned flags, uint64_t addr,
 		  uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm);
 int cv_post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t id, const struct ibv_sge *sgl, int nsge);

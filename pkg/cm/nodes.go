@@ -350,19 +350,23 @@ func (t *nodeTest) postSends(n *node, signaled bool) int {
 	if !n.connected || t.count == 0 {
 		return 0
 	}
-	for i := 0; i < t.count; i++ {
-		var err error
-		if t.ud {
-			err = n.qp.PostSend(rdma.SendWR{Op: rdma.WRSendWithImm, Local: rdma.SGEOf(n.mr, uint32(t.size)), Imm: n.qp.Num(),
-				Signaled: signaled, UD: &rdma.UDDest{AH: n.ah, QPN: n.remoteQPN, QKey: n.remoteKey}})
-		} else {
-			err = n.qp.PostSend(rdma.SendWR{Op: rdma.WRSend, Local: rdma.SGEOf(n.mr, uint32(t.size))})
+	wr := rdma.SendWR{Op: rdma.WRSend, Local: rdma.SGEOf(n.mr, uint32(t.size))}
+	if t.ud {
+		wr = rdma.SendWR{Op: rdma.WRSendWithImm, Local: rdma.SGEOf(n.mr, uint32(t.size)), Imm: n.qp.Num(),
+			Signaled: signaled, UD: &rdma.UDDest{AH: n.ah, QPN: n.remoteQPN, QKey: n.remoteKey}}
+	}
+	var err error
+	if r, ok := n.qp.(rdma.SendRepeater); ok {
+		_, err = r.PostSendN(wr, t.count)
+	} else {
+		for i := 0; i < t.count && err == nil; i++ {
+			err = n.qp.PostSend(wr)
 		}
-		if err != nil {
-			t.fail.noteCall(err)
-			t.out.printf("failed to post sends: %d\n", int(errnoOf(err)))
-			return int(errnoOf(err))
-		}
+	}
+	if err != nil {
+		t.fail.noteCall(err)
+		t.out.printf("failed to post sends: %d\n", int(errnoOf(err)))
+		return int(errnoOf(err))
 	}
 	return 0
 }

@@ -78,6 +78,14 @@ type CQ interface {
 	Close() error
 }
 
+// SendRepeater is a QP that posts one request n times in one call, as the
+// C tools' post loops do: cgoverbs's in C, where a call a post would cost
+// the runtime a hand-off each time a post is a system call (rxe's doorbell).
+// PostSendN stops at the first refusal and says how many went in.
+type SendRepeater interface {
+	PostSendN(wr SendWR, n int) (posted int, err error)
+}
+
 // WaitFds is implemented by CQs whose wait can be done by polling file
 // descriptors: the completion channel's, and also's (-1 when also is nil
 // or has none). A caller may then sleep in poll itself: ReadyToSleep

@@ -321,6 +321,18 @@ func (q *QP) fail(id uint64, op rdma.WCOpcode, status rdma.WCStatus) {
 	q.state = rdma.QPStateErr
 }
 
+var _ rdma.SendRepeater = (*QP)(nil)
+
+// PostSendN posts wr n times, stopping at the first refusal.
+func (q *QP) PostSendN(wr rdma.SendWR, n int) (int, error) {
+	for i := 0; i < n; i++ {
+		if err := q.PostSend(wr); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
 func (q *QP) PostSend(wr rdma.SendWR) error {
 	f := q.fabric
 	f.mu.Lock()
