@@ -5,8 +5,6 @@ package e2e
 import (
 	"fmt"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,10 +61,10 @@ func TestSinglePerfLatencyPeerStops(t *testing.T) {
 			args := []string{"perf", test, "-d", "rxe0", "-x", ownGID(t), "--timeout", "3s", "-n", "1000000", "-p", fmt.Sprint(perfPort)}
 			s := start(t, time.Minute, rdmactl, args...)
 			waitTCPListen(t, perfPort)
-			sent := sentPackets(t)
+			sent := rxeSentPackets(t)
 			c := start(t, time.Minute, rdmactl, append(args, "10.9.0.1")...)
 			// The loop runs once messages flow.
-			for deadline := time.Now().Add(30 * time.Second); sentPackets(t) < sent+1000; {
+			for deadline := time.Now().Add(30 * time.Second); rxeSentPackets(t) < sent+1000; {
 				if time.Now().After(deadline) {
 					t.Fatal("no messages flowed within 30 s")
 				}
@@ -86,18 +84,4 @@ func TestSinglePerfLatencyPeerStops(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sentPackets is rxe0's count of packets sent.
-func sentPackets(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
