@@ -257,31 +257,18 @@ var (
 // PostSend posts wr to the send queue. A request with one entry, not for
 // a UD peer and not an atomic, is one cgo call with no allocation.
 func (qp *QP) PostSend(wr SendWR) error {
-	var flags C.unsigned
-	if wr.Signaled {
-		flags |= C.IBV_SEND_SIGNALED
-	}
-	if wr.Inline {
-		flags |= C.IBV_SEND_INLINE
-	}
 	atomic := wr.Op == OpAtomicCmpAndSwp || wr.Op == OpAtomicFetchAdd
 	if len(wr.SGL) == 0 && wr.UD == nil && !atomic {
-		rc := C.cv_post_send1(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), flags,
+		rc := C.cv_post_send1(qp.qp, C.uint64_t(wr.ID), C.int(wr.Op), sendFlags(wr),
 			C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
 			C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm))
 		return callErr("ibv_post_send", rc)
 	}
-	s, err := sendOf(wr, flags)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	s, err := sendOf(wr, &pin)
 	if err != nil {
 		return err
-	}
-	if len(wr.SGL) > 0 {
-		// The list is Go memory that s, itself Go memory, points to:
-		// cgo passes s only if that memory is pinned.
-		var pin runtime.Pinner
-		pin.Pin(&wr.SGL[0])
-		defer pin.Unpin()
-		s.sgl, s.nsge = cSGL(wr.SGL), C.int(len(wr.SGL))
 	}
 	return callErr("ibv_post_send", C.cv_post_send(qp.qp, &s))
 }
@@ -291,17 +278,9 @@ func (qp *QP) PostSend(wr SendWR) error {
 // cgo call that long costs the runtime a hand-off of its P each time.
 // It stops at the first refusal and says how many went in.
 func (qp *QP) PostSendN(wr SendWR, n int) (int, error) {
-	if len(wr.SGL) > 0 {
-		return 0, rdma.Errorf("ibv_post_send", syscall.EINVAL)
-	}
-	var flags C.unsigned
-	if wr.Signaled {
-		flags |= C.IBV_SEND_SIGNALED
-	}
-	if wr.Inline {
-		flags |= C.IBV_SEND_INLINE
-	}
-	s, err := sendOf(wr, flags)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	s, err := sendOf(wr, &pin)
 	if err != nil {
 		return 0, err
 	}
@@ -310,10 +289,23 @@ func (qp *QP) PostSendN(wr SendWR, n int) (int, error) {
 	return int(posted), callErr("ibv_post_send", rc)
 }
 
-// sendOf is wr, but its SGL, as cv_post_send takes it.
-func sendOf(wr SendWR, flags C.unsigned) (C.struct_cv_send, error) {
+func sendFlags(wr SendWR) C.unsigned {
+	var flags C.unsigned
+	if wr.Signaled {
+		flags |= C.IBV_SEND_SIGNALED
+	}
+	if wr.Inline {
+		flags |= C.IBV_SEND_INLINE
+	}
+	return flags
+}
+
+// sendOf is wr as cv_post_send takes it. Its SGL is Go memory that s,
+// itself Go memory, points to: cgo passes s only if that memory is
+// pinned, by pin until the caller's call returned.
+func sendOf(wr SendWR, pin *runtime.Pinner) (C.struct_cv_send, error) {
 	s := C.struct_cv_send{
-		id: C.uint64_t(wr.ID), opcode: C.int(wr.Op), flags: flags,
+		id: C.uint64_t(wr.ID), opcode: C.int(wr.Op), flags: sendFlags(wr),
 		addr: C.uint64_t(wr.Local.Addr), len: C.uint32_t(wr.Local.Len), lkey: C.uint32_t(wr.Local.LKey),
 		raddr: C.uint64_t(wr.RemoteAddr), rkey: C.uint32_t(wr.RKey), imm: C.uint32_t(wr.Imm),
 		compare_add: C.uint64_t(wr.CompareAdd), swap: C.uint64_t(wr.Swap),
@@ -324,6 +316,10 @@ func sendOf(wr SendWR, flags C.unsigned) (C.struct_cv_send, error) {
 			return s, rdma.Errorf("ibv_post_send", syscall.EINVAL)
 		}
 		s.ah, s.rqpn, s.rqkey = ah.ah, C.uint32_t(wr.UD.QPN), C.uint32_t(wr.UD.QKey)
+	}
+	if len(wr.SGL) > 0 {
+		pin.Pin(&wr.SGL[0])
+		s.sgl, s.nsge = cSGL(wr.SGL), C.int(len(wr.SGL))
 	}
 	return s, nil
 }
