@@ -12,7 +12,7 @@ import (
 // waitTCPListen waits until a TCP listener on port shows up.
 func waitTCPListen(t *testing.T, port int) {
 	t.Helper()
-	pollUntil(t, 30*time.Second, 100*time.Millisecond, fmt.Sprintf("nothing listens on TCP port %d", port), func() bool { return tcpListening(port) })
+	pollUntil(t, 30*time.Second, 20*time.Millisecond, fmt.Sprintf("nothing listens on TCP port %d", port), func() bool { return tcpListening(port) })
 }
 
 func demoArgs(server string, gid string, port int) []string {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,11 +36,26 @@ func cmIDInState(state string, port int) bool {
 	return false
 }
 
-// tcpListening reports whether a TCP listener on port shows in the socket
-// table. It does not connect: some servers accept exactly one connection.
+// tcpListening reports whether a TCP listener on port shows in the
+// kernel's socket tables. It does not connect: some servers accept exactly
+// one connection. It reads /proc rather than running ss, whose start-up
+// under emulation costs more than the wait it polls for.
 func tcpListening(port int) bool {
-	out, _ := exec.Command("ss", "-Hltn", fmt.Sprintf("sport = :%d", port)).Output()
-	return strings.TrimSpace(string(out)) != ""
+	local := fmt.Sprintf(":%04X", port)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st ...; st 0A is LISTEN.
+			f := strings.Fields(line)
+			if len(f) > 3 && strings.HasSuffix(f[1], local) && f[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runPair is the one way a test runs a server and its client: the server
