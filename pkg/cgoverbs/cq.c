@@ -4,6 +4,7 @@
 #include <time.h>
 #include "cverrno.h"
 #include "cq.h"
+#include "slice.h"
 
 int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 	if (max > CV_WC_BATCH)
@@ -24,6 +25,20 @@ int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 		w->qp_num = r->qp_num;
 	}
 	return n;
+}
+
+int cv_poll_count(struct ibv_cq *cq, struct cv_cq_state *st, int want, int slice_ms) {
+	long deadline = slice_ms >= 0 ? cv_coarse_ms() + slice_ms : -1;
+	int done = 0;
+	for (long spins = 1; done < want; spins++) {
+		int n = ibv_poll_cq(cq, CV_COUNT_BATCH, st->raw);
+		if (n < 0)
+			return cv_neg(n);
+		done += n;
+		if (n == 0 && deadline >= 0 && spins % CV_COUNT_CLOCK_EVERY == 0 && cv_coarse_ms() >= deadline)
+			break;
+	}
+	return done;
 }
 
 static long cv_now_ms(void) {

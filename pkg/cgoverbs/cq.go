@@ -81,6 +81,16 @@ func (cq *CQ) Poll(wc []rdma.WC) (int, error) {
 	return n, nil
 }
 
+// PollCount busy-polls in C until n completions came or slice passed
+// (see rdma.CountPoller).
+func (cq *CQ) PollCount(n int, slice time.Duration) (int, error) {
+	got := int(C.cv_poll_count(cq.cq, cq.st, C.int(n), timeoutMillis(slice)))
+	if got < 0 {
+		return 0, callErr("ibv_poll_cq", C.int(got))
+	}
+	return got, nil
+}
+
 func (cq *CQ) copyWC(dst []rdma.WC, n int) {
 	for i := 0; i < n; i++ {
 		w := &cq.st.wc[i]

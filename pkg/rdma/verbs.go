@@ -86,6 +86,16 @@ type SendRepeater interface {
 	PostSendN(wr SendWR, n int) (posted int, err error)
 }
 
+// CountPoller is a CQ that busy-polls in one call until n completions
+// came, as the rdma_cm tools' loops do: cgoverbs's spins in C, where a
+// call a poll lets the runtime preempt and hand off the spinning thread.
+// It returns fewer once slice (negative: never) has passed, and may take
+// up to a poll batch more than n, as the tools' loops may; the
+// completions are counted, not returned.
+type CountPoller interface {
+	PollCount(n int, slice time.Duration) (int, error)
+}
+
 // WaitFds is implemented by CQs whose wait can be done by polling file
 // descriptors: the completion channel's, and also's (-1 when also is nil
 // or has none). A caller may then sleep in poll itself: ReadyToSleep

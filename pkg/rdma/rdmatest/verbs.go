@@ -336,6 +336,33 @@ func (cq *CQ) PollReply(wc []rdma.WC, want bool, pd rdma.PD, grh rdma.MR, port u
 	return n, &AH{Attr: rdma.AHAttr{Port: port}}, nil
 }
 
+var _ rdma.CountPoller = (*CQ)(nil)
+
+// PollCount takes completions until n came, sleeping between polls on the
+// CQ's readiness rather than spinning, or until slice passed.
+func (cq *CQ) PollCount(n int, slice time.Duration) (int, error) {
+	expire, stop := expiry(slice)
+	defer stop()
+	var wc [8]rdma.WC
+	done := 0
+	for done < n {
+		got, err := cq.Poll(wc[:])
+		if err != nil {
+			return done, err
+		}
+		done += got
+		if got > 0 {
+			continue
+		}
+		select {
+		case <-cq.ready:
+		case <-expire:
+			return done, nil
+		}
+	}
+	return done, nil
+}
+
 func (cq *CQ) SetSpin(polls int) { cq.spin = polls }
 
 func (cq *CQ) Close() error {
