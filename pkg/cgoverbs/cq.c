@@ -35,7 +35,7 @@ int cv_poll_count(struct ibv_cq *cq, struct cv_cq_state *st, int want, int slice
 		if (n < 0)
 			return cv_neg(n);
 		done += n;
-		if (n == 0 && deadline >= 0 && spins % CV_COUNT_CLOCK_EVERY == 0 && cv_coarse_ms() >= deadline)
+		if (n == 0 && deadline >= 0 && spins % CV_POLLS_PER_CLOCK == 0 && cv_coarse_ms() >= deadline)
 			break;
 	}
 	return done;

@@ -31,7 +31,7 @@ int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max);
 // tools do, until it has taken want completions (it may take a batch
 // more, as they may) or slice_ms (-1: never) has passed; it returns how
 // many it took. The completions are counted, not kept.
-enum { CV_COUNT_BATCH = 8, CV_COUNT_CLOCK_EVERY = 4096 };
+enum { CV_COUNT_BATCH = 8 };
 int cv_poll_count(struct ibv_cq *cq, struct cv_cq_state *st, int want, int slice_ms);
 int cv_ready_to_sleep(struct ibv_cq *cq, struct cv_cq_state *st, int max);
 int cv_woken(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st, int max);

@@ -518,8 +518,7 @@ static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *v
 			*vendor = wc.vendor_err;
 			return 1;
 		}
-		// as pf_spin_byte: the coarse clock, every 4096 polls
-		if ((spins & 0xfff) == 0) {
+		if (spins % CV_POLLS_PER_CLOCK == 0) {
 			long now = cv_coarse_ms();
 			if (deadline < 0)
 				deadline = now + idle_ms;

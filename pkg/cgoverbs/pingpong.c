@@ -5,8 +5,8 @@
 #include "pingpong.h"
 #include "slice.h"
 
-// Empty polls, and batches of completions, between two looks at the clock.
-enum { PP_CLOCK_EVERY = 4096, PP_BATCHES_PER_CLOCK = 16 };
+// Batches of completions between two looks at the clock.
+enum { PP_BATCHES_PER_CLOCK = 16 };
 
 static int64_t pp_now_ns(void)
 {
@@ -61,7 +61,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 				return n < 0 ? cv_neg(n) : n;
 			if (r->yield)
 				sched_yield();
-			if (deadline >= 0 && spins % PP_CLOCK_EVERY == 0 && cv_coarse_ms() >= deadline)
+			if (deadline >= 0 && spins % CV_POLLS_PER_CLOCK == 0 && cv_coarse_ms() >= deadline)
 				return 0;
 		}
 	}

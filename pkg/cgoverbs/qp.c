@@ -185,8 +185,6 @@ int cv_post_send(struct ibv_qp *qp, const struct cv_send *s)
 	return cv_neg(ibv_post_send(qp, &wr, &bad));
 }
 
-// cv_post_send1 is the common send of one entry, its arguments passed by
-// value so that a Go caller allocates nothing.
 int cv_post_send_n(struct ibv_qp *qp, const struct cv_send *s, int n, int *posted)
 {
 	for (*posted = 0; *posted < n; ++*posted) {
@@ -197,6 +195,8 @@ int cv_post_send_n(struct ibv_qp *qp, const struct cv_send *s, int n, int *poste
 	return 0;
 }
 
+// cv_post_send1 is the common send of one entry, its arguments passed by
+// value so that a Go caller allocates nothing.
 int cv_post_send1(struct ibv_qp *qp, uint64_t id, int opcode, unsigned flags, uint64_t addr,
 		  uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm)
 {

@@ -27,4 +27,8 @@ enum { CV_SLICE_REPEAT_MS = 10 };
 // hpet for it); a bound of milliseconds needs no more.
 long cv_coarse_ms(void);
 
+// CV_POLLS_PER_CLOCK is how many empty polls a busy loop makes between two
+// looks at cv_coarse_ms.
+enum { CV_POLLS_PER_CLOCK = 4096 };
+
 #endif
