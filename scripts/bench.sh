@@ -76,7 +76,7 @@ host() {
 		log=$(mktemp)
 		echo "== lab boot, $smp vCPU(s)"
 		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" --timeout "${BENCH_LAB_TIMEOUT:-3600}" -- \
-			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_CM_CONNS=${BENCH_CM_CONNS:-100} BENCH_CM_MSGS=${BENCH_CM_MSGS:-15000} BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
+			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_CM_CONNS='${BENCH_CM_CONNS:-}' BENCH_CM_MSGS='${BENCH_CM_MSGS:-}' BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
 			tee "$log" | grep -v '^BENCH ' || { rm -f "$log"; echo "bench: the lab run at --smp $smp failed" >&2; exit 1; }
 		while IFS= read -r l; do records+=("${l#BENCH }"); done < <(grep '^BENCH ' "$log")
 		rm -f "$log"
@@ -538,7 +538,7 @@ cm_msg_pair() {
 # spread does not swamp the messages; udaddy fails above rxe's 16384
 # work requests a queue.
 cm_messages() {
-	local ours=$1 before=$2 msgs=${BENCH_CM_MSGS:-15000} tool r v name s c listen wn w1 per
+	local ours=$1 before=$2 msgs=${BENCH_CM_MSGS:-15000} tool r v name c listen wn w1 per
 	for tool in udaddy ucmatose; do
 		local ref
 		ref=$(stage "$tool")
