@@ -490,7 +490,8 @@ cm_part() {
 	wait_listen $port $spid || { echo "bench: cmtime did not listen" >&2; return 1; }
 	local variants=("cmtime|$ct" "rdmactl|$ours cm cmtime")
 	[ -n "$before" ] && variants+=("rdmactl before|$before cm cmtime")
-	declare -A best=() all=() steps=()
+	declare -A best=() all=() steps=() stepall=()
+	local stepnames=() st val
 	for r in $(seq "$rounds"); do
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name c <<<"$v"
@@ -498,6 +499,10 @@ cm_part() {
 			total=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); t += f[n] } END { printf "%.1f", t }')
 			printf 'cmtime -c %d  %-16s round %d  %9.1f us/conn (all steps)\n' "$conns" "$name" "$r" "$total"
 			keep "$name" "$total" "<"
+			while IFS='|' read -r st val; do
+				[ "$r" = 1 ] && [ "$name" = cmtime ] && stepnames+=("$st")
+				stepall["$name|$st"]="${stepall["$name|$st"]:+${stepall["$name|$st"]}, }$val"
+			done < <(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); print $1 "|" f[n] }')
 			if [ "${best[$name]}" = "$total" ]; then
 				steps[$name]=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); printf "%s\"%s\": %s", sep, $1, f[n]; sep = ", " }')
 			fi
@@ -508,9 +513,14 @@ cm_part() {
 		IFS='|' read -r name c <<<"$v"
 		local med medref pr
 		read -r med medref pr <<<"$(spread "$name" cmtime)"
+		# the best round's steps, and each step's median over the rounds
+		local stepmed="" sep=""
+		for st in "${stepnames[@]}"; do
+			stepmed+="$sep\"$st\": $(median "${stepall["$name|$st"]}")" sep=", "
+		done
 		awk -v n="$name" -v b="${best[$name]}" -v ref="${best[cmtime]}" -v k="$conns" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
 			printf "cmtime -c %d  %-16s best %9.1f us/conn (%.2fx cmtime)  median %9.1f (%.2fx)  paired %.2fx\n", k, n, b, b/ref, m, m/mref, p }'
-		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_cmtime_paired\": $pr"
+		record "\"test\": \"cm-cmtime\", \"tool\": \"$name\", \"connections\": $conns, \"us_per_conn\": ${best[$name]}, \"us_per_conn_median\": $med, \"us_per_conn_rounds\": [${all[$name]}], \"steps_us_per_conn\": {${steps[$name]}}, \"steps_us_per_conn_median\": {$stepmed}, \"vs_cmtime\": $(awk -v b="${best[$name]}" -v ref="${best[cmtime]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_cmtime_paired\": $pr"
 	done
 }
 

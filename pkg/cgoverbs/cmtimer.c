@@ -38,14 +38,14 @@ static void ct_note(struct ct *t, int conn, int event, int err)
 }
 
 // ct_end stamps the end of c's operation of the step under way, once,
-// and says whether it did: an event of no awaited operation counts for
-// nothing. t->mu held.
-static int ct_end(struct ct *t, struct ct_conn *c, int step)
+// at now, and says whether it did: an event of no awaited operation
+// counts for nothing. t->mu held.
+static int ct_end(struct ct *t, struct ct_conn *c, int step, int64_t now)
 {
 	if (step != t->step || !c->start_us || c->end_us)
 		return 0;
-	c->end_us = ct_now_us();
-	t->last_end_us = c->end_us;
+	c->end_us = now;
+	t->last_end_us = now;
 	// the waiter wants the step's end, not each operation's: a wake per
 	// event would cost it a context switch per connection
 	if (++t->done >= t->started)
@@ -53,11 +53,12 @@ static int ct_end(struct ct *t, struct ct_conn *c, int step)
 	return 1;
 }
 
-// ct_fail ends c's operation of step with the error event ev. t->mu held.
-static void ct_fail(struct ct *t, struct ct_conn *c, int step, const struct rdma_cm_event *ev)
+// ct_fail ends c's operation of step at now with the error event ev.
+// t->mu held.
+static void ct_fail(struct ct *t, struct ct_conn *c, int step, const struct rdma_cm_event *ev, int64_t now)
 {
 	ct_note(t, (int)(c - t->conns), ev->event, ev->status);
-	ct_end(t, c, step);
+	ct_end(t, c, step, now);
 	c->failed = 1;
 }
 
@@ -66,16 +67,19 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 	struct ct_conn *c = ev->id->context;
 	if (!c)
 		return;
+	// the clock is read outside the lock, which the issuing loop takes at
+	// every call: a clock read can be a system call
+	int64_t now = ct_now_us();
 	pthread_mutex_lock(&t->mu);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		ct_end(t, c, CT_RESOLVE_ADDR);
+		ct_end(t, c, CT_RESOLVE_ADDR, now);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ct_end(t, c, CT_RESOLVE_ROUTE);
+		ct_end(t, c, CT_RESOLVE_ROUTE, now);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		ct_end(t, c, CT_CONNECT);
+		ct_end(t, c, CT_CONNECT, now);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 		if (c->retries > 0) {
@@ -83,7 +87,7 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 			if (!rdma_resolve_addr(c->id, t->has_src ? (struct sockaddr *)&t->src : NULL, (struct sockaddr *)&t->dst, t->resolve_ms))
 				break;
 		}
-		ct_fail(t, c, CT_RESOLVE_ADDR, ev);
+		ct_fail(t, c, CT_RESOLVE_ADDR, ev, now);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		if (c->retries > 0) {
@@ -91,16 +95,16 @@ static void ct_handle(struct ct *t, struct rdma_cm_event *ev)
 			if (!rdma_resolve_route(c->id, t->resolve_ms))
 				break;
 		}
-		ct_fail(t, c, CT_RESOLVE_ROUTE, ev);
+		ct_fail(t, c, CT_RESOLVE_ROUTE, ev, now);
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
-		ct_fail(t, c, CT_CONNECT, ev);
+		ct_fail(t, c, CT_CONNECT, ev, now);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		// the peer's, before ours: our rdma_disconnect will raise none
-		if (!ct_end(t, c, CT_DISCONNECT))
+		if (!ct_end(t, c, CT_DISCONNECT, now))
 			c->disconnected = 1;
 		break;
 	default:
@@ -275,8 +279,9 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 		// cmtime creates and destroys every id, failed or not
 		if (step != CT_CREATE_ID && step != CT_DESTROY && (c->failed || !c->id))
 			continue;
+		int64_t now = ct_now_us();
 		pthread_mutex_lock(&t->mu);
-		c->start_us = ct_now_us();
+		c->start_us = now;
 		// counted before the call, so that its event never comes first;
 		// a connection its peer ended awaits no disconnect event
 		int awaits = async && !(step == CT_DISCONNECT && c->disconnected);
@@ -285,9 +290,10 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 		int rc = ct_op(t, step, c);
 		if (!rc && awaits)
 			continue;
+		now = ct_now_us();
 		pthread_mutex_lock(&t->mu);
 		if (!rc) {
-			c->end_us = ct_now_us();
+			c->end_us = now;
 		} else {
 			ct_note(t, i, 0, rc);
 			c->failed = 1;
