@@ -502,7 +502,7 @@ cm_part() {
 			while IFS='|' read -r st val; do
 				[ "$r" = 1 ] && [ "$name" = cmtime ] && stepnames+=("$st")
 				stepall["$name|$st"]="${stepall["$name|$st"]:+${stepall["$name|$st"]}, }$val"
-			done < <(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); print $1 "|" f[n] }')
+			done <<<"$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); print $1 "|" f[n] }')"
 			if [ "${best[$name]}" = "$total" ]; then
 				steps[$name]=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); printf "%s\"%s\": %s", sep, $1, f[n]; sep = ", " }')
 			fi
