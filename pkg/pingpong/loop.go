@@ -56,10 +56,14 @@ func (r *run) pingpong(ctx context.Context) error {
 			r.stopped = &progress{receives: p.Received, elapsed: time.Since(start)}
 			return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Sent)
 		}
-		step := waitStep
+		step := loopSlice
 		if bound >= 0 {
-			step = max(min(step, bound-silent), 0)
+			step = min(step, bound-silent)
 		}
+		if end, ok := ctx.Deadline(); ok {
+			step = min(step, time.Until(end))
+		}
+		step = max(step, 0)
 		before := p.Sent + p.Received
 		if err := loop.PingPong(p, step); err != nil {
 			if o.Events {
@@ -97,6 +101,14 @@ func (r *run) pingpong(ctx context.Context) error {
 	r.report()
 	return nil
 }
+
+// loopSlice is how long the verbs' loop runs before this side looks at
+// ctx and --timeout again: a cancelled run ends within it, one with a
+// deadline (a probe's) at the deadline. It is longer
+// than waitStep because every return from the loop costs the Go runtime
+// its hand-offs (the P it had retaken, its monitor thread woken again),
+// which showed in the round trips of both modes.
+const loopSlice = time.Second
 
 // loopFailure is the tools' message for why the loop stopped; rc's adds
 // the batch size of the completion that stopped it.
