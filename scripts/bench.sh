@@ -33,7 +33,8 @@
 #         it: cmtime -s against rdmactl cm cmtime -s (and BENCH_BEFORE's),
 #         all against a C cmtime
 #         server, BENCH_CM_CONNS connections (default 100): the sum of the
-#         steps' us/conn and each step's, best of ROUNDS alternating rounds;
+#         steps' us/conn, best of ROUNDS alternating rounds, with the best
+#         round's steps and each step's median over the rounds;
 #         and udaddy (UD) and ucmatose (RC) pairs, C against rdmactl cm:
 #         us per message (BENCH_CM_MSGS each way, start-up taken out)
 #   perf  (not in the default parts) perftest<->perftest against rdmactl
