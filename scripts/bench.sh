@@ -492,20 +492,26 @@ cm_part() {
 	local variants=("cmtime|$ct" "rdmactl|$ours cm cmtime")
 	[ -n "$before" ] && variants+=("rdmactl before|$before cm cmtime")
 	declare -A best=() all=() steps=() stepall=()
-	local stepnames=() st val
+	local stepnames=() st val rows stepsnow sep
 	for r in $(seq "$rounds"); do
 		for v in "${variants[@]}"; do
 			IFS='|' read -r name c <<<"$v"
 			out=$(timeout 120 $c -s 10.9.0.1 -p $port -c "$conns" 2>/dev/null) || { echo "bench: $name cmtime failed" >&2; kill $spid; return 1; }
-			total=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); t += f[n] } END { printf "%.1f", t }')
+			# the table's rows, "step|us/conn", read once for the total, this
+			# round's steps and each step's rounds
+			rows=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); print $1 "|" f[n] }')
+			total=$(echo "$rows" | awk -F'|' '{ t += $2 } END { printf "%.1f", t }')
 			printf 'cmtime -c %d  %-16s round %d  %9.1f us/conn (all steps)\n' "$conns" "$name" "$r" "$total"
 			keep "$name" "$total" "<"
+			stepsnow="" sep=""
 			while IFS='|' read -r st val; do
+				[ -n "$st" ] || continue
 				[ "$r" = 1 ] && [ "$name" = cmtime ] && stepnames+=("$st")
 				stepall["$name|$st"]="${stepall["$name|$st"]:+${stepall["$name|$st"]}, }$val"
-			done <<<"$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); print $1 "|" f[n] }')"
+				stepsnow+="$sep\"$st\": $val" sep=", "
+			done <<<"$rows"
 			if [ "${best[$name]}" = "$total" ]; then
-				steps[$name]=$(echo "$out" | awk -F: '/^[a-z ]+:/ { n = split($2, f, " "); gsub(/ +$/, "", $1); printf "%s\"%s\": %s", sep, $1, f[n]; sep = ", " }')
+				steps[$name]=$stepsnow
 			fi
 		done
 	done
@@ -515,7 +521,8 @@ cm_part() {
 		local med medref pr
 		read -r med medref pr <<<"$(spread "$name" cmtime)"
 		# the best round's steps, and each step's median over the rounds
-		local stepmed="" sep=""
+		local stepmed=""
+		sep=""
 		for st in "${stepnames[@]}"; do
 			stepmed+="$sep\"$st\": $(median "${stepall["$name|$st"]}")" sep=", "
 		done
