@@ -130,8 +130,6 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 	}
 	if (!r->started) {
 		r->started = 1;
-		if (r->stamps)
-			r->stamps[0] = pp_now_ns();
 		for (int i = 0; i < r->nqp; i++) {
 			r->pending[i] = r->recv_id;
 			if (!r->client)
@@ -142,6 +140,9 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			}
 			r->pending[i] |= r->send_id;
 		}
+		r->began = pp_now_ns();
+		if (r->stamps)
+			r->stamps[0] = r->began;
 	}
 	while (r->received < r->iters || r->sent < r->iters) {
 		// A peer that keeps answering must not keep the caller from its
@@ -192,6 +193,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			}
 		}
 	}
+	r->ended = pp_now_ns();
 	r->stop = PP_DONE;
 	return 0;
 }

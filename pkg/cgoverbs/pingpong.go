@@ -75,9 +75,11 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	r.send_id, r.recv_id = C.uint64_t(p.SendID), C.uint64_t(p.RecvID)
 	r.iters, r.rx_depth, r.client, r.yield = C.int(p.Iters), C.int(p.RxDepth), cBool(p.Client), cBool(p.Yield)
 	r.sent, r.received, r.started, r.outstanding = C.int(p.Sent), C.int(p.Received), cBool(p.Started), C.int(p.Outstanding)
+	r.began = C.int64_t(p.Began)
 
 	rc := C.pp_loop(r, timeoutMillis(slice))
 	p.Sent, p.Received, p.Started, p.Outstanding = int(r.sent), int(r.received), r.started != 0, int(r.outstanding)
+	p.Began, p.Ended = int64(r.began), int64(r.ended)
 	if rc < 0 {
 		if p.Events {
 			return callErr("ibv_get_cq_event", rc)

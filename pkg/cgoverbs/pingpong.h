@@ -34,6 +34,7 @@ struct pp_run {
 	uint64_t send_id, recv_id;
 	int iters, rx_depth, client, yield;
 	int64_t *stamps; // NULL, or iters + 1 CLOCK_MONOTONIC ns
+	int64_t began, ended; // CLOCK_MONOTONIC ns: first sends posted, done
 
 	int sent, received, started, outstanding;
 	uint64_t *pending; // nqp

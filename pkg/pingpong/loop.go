@@ -88,7 +88,8 @@ func (r *run) pingpong(ctx context.Context) error {
 			return r.loopFailure(p)
 		}
 	}
-	res := &result{elapsed: time.Since(start), cpu: latency.ProcessCPU().Sub(cpu0)}
+	// The tools' clock: from their first sends to their last completion.
+	res := &result{elapsed: time.Duration(p.Ended - p.Began), cpu: latency.ProcessCPU().Sub(cpu0)}
 	if measure {
 		res.hist = latency.New()
 		for i := 1; i <= p.Received; i++ {

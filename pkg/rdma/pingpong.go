@@ -28,8 +28,12 @@ type PingPong struct {
 	// and the kernel's RDMA work need it while this side waits.
 	Yield bool
 	// Stamps, when not nil (len Iters+1), gets the CLOCK_MONOTONIC
-	// nanoseconds of the start and of each receive.
+	// nanoseconds of Began and of each receive.
 	Stamps []int64
+	// Began and Ended are the CLOCK_MONOTONIC nanoseconds where the tools
+	// read their clock: once the first sends are posted, and once the last
+	// completion is taken (Stop is PingPongDone).
+	Began, Ended int64
 
 	// The run's state, updated by each call.
 	Sent, Received int

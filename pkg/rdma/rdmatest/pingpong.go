@@ -26,9 +26,6 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	now := func() int64 { return time.Now().UnixNano() }
 	if !p.Started {
 		p.Started = true
-		if p.Stamps != nil {
-			p.Stamps[0] = now()
-		}
 		for i := range p.QPs {
 			p.Pending[i] = p.RecvID
 			if !p.Client {
@@ -39,6 +36,10 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 				return nil
 			}
 			p.Pending[i] |= p.SendID
+		}
+		p.Began = now()
+		if p.Stamps != nil {
+			p.Stamps[0] = p.Began
 		}
 	}
 	fail := func(stop rdma.PingPongStop, wc rdma.WC, ne int) error {
@@ -103,6 +104,7 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 			}
 		}
 	}
+	p.Ended = now()
 	p.Stop = rdma.PingPongDone
 	return nil
 }
