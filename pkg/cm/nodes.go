@@ -572,8 +572,11 @@ func (t *nodeTest) pollCQs(recv bool) int {
 }
 
 // countSlice is how long one PollCount spins before pollCount looks at
-// --timeout.
-const countSlice = 100 * time.Millisecond
+// --timeout; a --timeout nearer than that bounds the slice itself. It is
+// long because every return from the poll costs the Go runtime its
+// hand-offs, and every call wakes its monitor thread for a while, beside
+// the peer and the kernel's RDMA work.
+const countSlice = time.Second
 
 // pollCount spins in the CQ's own loop for up to n completions, a slice
 // at a time so that --timeout is looked at.
