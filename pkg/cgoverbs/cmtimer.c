@@ -320,30 +320,6 @@ int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_a
 	return rc;
 }
 
-static void *ct_call_run(void *arg)
-{
-	struct ct_call *c = arg;
-	c->rc = ct_step(c->t, c->step, &c->src, &c->dst, c->retries, c->resolve_ms, c->retry_count, c->idle_ms, &c->start_us,
-			&c->end_us);
-	uint64_t one = 1;
-	while (write(c->done_fd, &one, sizeof one) < 0 && errno == EINTR)
-		;
-	return NULL;
-}
-
-int ct_step_start(struct ct_call *c)
-{
-	pthread_attr_t attr;
-	pthread_t th;
-	int rc = pthread_attr_init(&attr);
-	if (rc)
-		return -rc;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&th, &attr, ct_call_run, c);
-	pthread_attr_destroy(&attr);
-	return -rc;
-}
-
 void ct_close(struct ct *t)
 {
 	if (t->thread_started) {

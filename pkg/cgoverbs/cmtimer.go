@@ -9,14 +9,10 @@ import "C"
 
 import (
 	"fmt"
-	"io"
 	"net/netip"
-	"os"
 	"syscall"
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
@@ -24,20 +20,10 @@ import (
 var _ rdma.CMTimer = Stack{}
 
 // cmTiming is a struct ct in C memory: its event thread holds a pointer
-// to it for its whole life. Each step runs on a C thread of its own while
-// Go waits on stepDone in its poller: a goroutine inside a cgo call for
-// the step's milliseconds would keep the runtime's monitor thread waking
-// every few microseconds beside the step's own threads, and cmtime's
-// figures would time that.
+// to it for its whole life.
 type cmTiming struct {
-	t        *C.struct_ct
-	n        int
-	call     *C.struct_ct_call // C memory: the step's thread reads it
-	stepDone *os.File          // an eventfd the step's thread writes
-	doneFd   C.int             // its fd: File.Fd would make reads block a thread
-	// abandoned: a step's end could not be read, so its thread may still
-	// use t, the call and the fd; none of them is freed.
-	abandoned bool
+	t *C.struct_ct
+	n int
 }
 
 // cmtimer.h numbers the steps as rdma.CMStep does: where a pair differs,
@@ -69,27 +55,16 @@ func (Stack) OpenCMTiming(n int) (rdma.CMTiming, error) {
 	if t == nil {
 		return nil, &rdma.Error{Op: rdma.OpMalloc, Errno: syscall.ENOMEM}
 	}
-	m := &cmTiming{t: t, n: n}
 	if rc := C.ct_open(t, C.int(n)); rc != 0 {
-		m.Close()
+		C.ct_close(t)
+		C.free(unsafe.Pointer(t))
 		return nil, cmError("rdma_create_event_channel", rc)
 	}
-	m.call = (*C.struct_ct_call)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ct_call{}))))
-	if m.call == nil {
-		m.Close()
-		return nil, &rdma.Error{Op: rdma.OpMalloc, Errno: syscall.ENOMEM}
-	}
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		m.Close()
-		return nil, &rdma.Error{Op: "eventfd", Errno: err.(syscall.Errno)}
-	}
-	m.stepDone, m.doneFd = os.NewFile(uintptr(fd), "cmtime step"), C.int(fd)
-	return m, nil
+	return &cmTiming{t: t, n: n}, nil
 }
 
 func (m *cmTiming) Step(s rdma.CMStep, a rdma.CMStepArgs) (rdma.CMStepResult, error) {
-	if m.t == nil || m.abandoned || s < 0 || s >= rdma.CMSteps {
+	if m.t == nil || s < 0 || s >= rdma.CMSteps {
 		return rdma.CMStepResult{}, &rdma.Error{Op: "cmtime step", Errno: syscall.EINVAL}
 	}
 	var src, dst C.struct_cm_addr
@@ -104,19 +79,10 @@ func (m *cmTiming) Step(s rdma.CMStep, a rdma.CMStepArgs) (rdma.CMStepResult, er
 			return rdma.CMStepResult{}, err
 		}
 	}
-	c := m.call
-	*c = C.struct_ct_call{t: m.t, step: C.int(s), retries: C.int(a.Retries), resolve_ms: timeoutMillis(a.ResolveTimeout),
-		idle_ms: timeoutMillis(a.Idle), retry_count: C.uint8_t(a.RetryCount), src: src, dst: dst, done_fd: m.doneFd}
-	if rc := C.ct_step_start(c); rc != 0 {
-		return rdma.CMStepResult{}, cmError("pthread_create", rc)
-	}
-	var one [8]byte
-	if _, err := io.ReadFull(m.stepDone, one[:]); err != nil {
-		m.abandoned = true
-		return rdma.CMStepResult{}, fmt.Errorf("waiting for cmtime's step: %w", err)
-	}
-	rc := c.rc
-	res := rdma.CMStepResult{Start: usTime(c.start_us), End: usTime(c.end_us), Conns: make([]rdma.CMSpan, m.n)}
+	var start, end C.int64_t
+	rc := C.ct_step(m.t, C.int(s), &src, &dst, C.int(a.Retries), timeoutMillis(a.ResolveTimeout),
+		C.uint8_t(a.RetryCount), timeoutMillis(a.Idle), &start, &end)
+	res := rdma.CMStepResult{Start: usTime(start), End: usTime(end), Conns: make([]rdma.CMSpan, m.n)}
 	conns := unsafe.Slice(m.t.conns, m.n)
 	for i := range res.Conns {
 		res.Conns[i] = rdma.CMSpan{Start: usTime(conns[i].start_us), End: usTime(conns[i].end_us)}
@@ -147,21 +113,10 @@ func usTime(us C.int64_t) time.Time {
 }
 
 func (m *cmTiming) Close() error {
-	if m.abandoned {
-		return nil
-	}
 	if m.t != nil {
 		C.ct_close(m.t)
 		C.free(unsafe.Pointer(m.t))
 		m.t = nil
-	}
-	if m.call != nil {
-		C.free(unsafe.Pointer(m.call))
-		m.call = nil
-	}
-	if m.stepDone != nil {
-		m.stepDone.Close()
-		m.stepDone = nil
 	}
 	return nil
 }

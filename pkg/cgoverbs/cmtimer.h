@@ -61,23 +61,6 @@ int ct_open(struct ct *t, int n);
 // -errno of the event thread's failed rdma_get_cm_event.
 int ct_step(struct ct *t, int step, const struct cm_addr *src, const struct cm_addr *dst, int retries, int resolve_ms,
 	    uint8_t retry_count, int idle_ms, int64_t *start_us, int64_t *end_us);
-
-// ct_call is one ct_step run on a thread of its own (ct_step_start), with
-// its arguments and results; done_fd gets a write once it is over.
-struct ct_call {
-	struct ct *t;
-	int step, retries, resolve_ms, idle_ms;
-	uint8_t retry_count;
-	struct cm_addr src, dst; // family 0: none
-	int done_fd;
-	int rc;
-	int64_t start_us, end_us;
-};
-// ct_step_start runs c's step on a new detached thread, which writes 1 to
-// c->done_fd when it is over: the caller waits on that fd, not in a call
-// that lasts the whole step. 0 or -errno of pthread_create; c must live
-// until the write.
-int ct_step_start(struct ct_call *c);
 // ct_close ends the thread and destroys the QPs, ids, CQs, PD and channel.
 void ct_close(struct ct *t);
 
