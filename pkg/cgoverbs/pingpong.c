@@ -50,13 +50,9 @@ static int pp_post_recvs(struct pp_run *r, int n)
 
 // pp_wait returns completions, 0 once the slice is over without one
 // (polling: the deadline, in ms of the coarse clock, -1 for none; with a
-// channel: the slice's signal), or -errno. With a channel it goes as the
-// tools' -e does: take the event, re-arm, poll once, and on to the next
-// event when that poll found nothing; polling first after each completion
-// would find the completion whose event is then taken for nothing.
-// *look asks it to poll before the first event: completions that came
-// before an arm raise none, nor do those a full batch left in the CQ.
-static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, int *look)
+// channel: the slice's signal), or -errno. With a channel it sleeps as
+// the tools' -e does: take the event, re-arm, poll.
+static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 {
 	if (!r->ch) {
 		for (long spins = 1;; spins++) {
@@ -69,22 +65,16 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, 
 				return 0;
 		}
 	}
-	if (!r->st->armed) {
-		int rc = ibv_req_notify_cq(r->cq, 0);
-		if (rc)
-			return cv_neg(rc);
-		r->st->armed = 1;
-		*look = 1;
-	}
 	for (;;) {
-		if (*look) {
-			int n = ibv_poll_cq(r->cq, max, wc);
-			if (n < 0)
-				return cv_neg(n);
-			*look = n == max;
-			if (n > 0)
-				return n;
+		if (!r->st->armed) {
+			int rc = ibv_req_notify_cq(r->cq, 0);
+			if (rc)
+				return cv_neg(rc);
+			r->st->armed = 1;
 		}
+		int n = ibv_poll_cq(r->cq, max, wc);
+		if (n != 0)
+			return n < 0 ? cv_neg(n) : n;
 		if (cv_slice_over())
 			return 0;
 		struct ibv_cq *ev_cq;
@@ -96,11 +86,6 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline, 
 		}
 		ibv_ack_cq_events(ev_cq, 1);
 		r->st->armed = 0;
-		int rc = ibv_req_notify_cq(r->cq, 0);
-		if (rc)
-			return cv_neg(rc);
-		r->st->armed = 1;
-		*look = 1;
 	}
 }
 
@@ -139,9 +124,6 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 	struct ibv_wc wc[CV_WC_BATCH];
 	long batches = 0;
 	int max = 2, low = 1;
-	// a slice begins with a look at the CQ: the last one may have left a
-	// full batch there
-	int look = 1;
 	if (r->srq) {
 		max = r->nqp + r->rx_depth < CV_WC_BATCH ? r->nqp + r->rx_depth : CV_WC_BATCH;
 		low = r->nqp;
@@ -169,7 +151,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			r->stop = PP_PAUSED;
 			return 0;
 		}
-		int ne = pp_wait(r, wc, max, deadline, &look);
+		int ne = pp_wait(r, wc, max, deadline);
 		if (ne < 0)
 			return ne;
 		if (ne == 0) {
