@@ -366,17 +366,21 @@ perf_part() {
 		ib=$(stage "ib_$test")
 		local variants=("ib_$test|$ib|$ib" "rdmactl|$ours perf $test|$ours perf $test")
 		[ -n "$before" ] && variants+=("rdmactl before|$before perf $test|$before perf $test")
-		declare -A best=() all=() bcpu=()
+		declare -A best=() all=() bcpu=() rnr=()
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
+				local naks0 naks
+				naks0=$(rnr_naks)
 				# shellcheck disable=SC2086 # args are words
 				out=$(perf_pair "$s" "$c" "${common[@]}" $args "${count_args[@]}") || return 1
+				naks=$(($(rnr_naks) - naks0))
 				row=$(echo "$out" | awk -v c="$col" 'NR == 1 { print $c }')
 				cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
 				[ -n "$row" ] || { echo "bench: $tool $name printed no row" >&2; return 1; }
-				printf '%-14s %-14s round %d  %10.6f %s  cpu %6.2f s   load %s\n' "$name" "$tool" "$r" "$row" "$unit" "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg)"
+				printf '%-14s %-14s round %d  %10.6f %s  cpu %6.2f s   RNR NAKs %5d   load %s\n' "$name" "$tool" "$r" "$row" "$unit" "$cpu" "$naks" "$(cut -d' ' -f1-3 /proc/loadavg)"
 				keep "$tool" "$row" ">" "$cpu"
+				rnr[$tool]="${rnr[$tool]:+${rnr[$tool]}, }$naks"
 			done
 		done
 		for v in "${variants[@]}"; do
@@ -385,9 +389,9 @@ perf_part() {
 			pr=$(paired "${all[$tool]}" "${all[ib_$test]}")
 			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" -v p="$pr" 'BEGIN {
 				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)  paired %.2fx\n", t, n, b, u, b/ref, p }'
-			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr"
+			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr, \"rnr_naks_rounds\": [${rnr[$tool]}]"
 		done
-		unset best all bcpu
+		unset best all bcpu rnr
 	done
 	for test in send_lat write_lat read_lat; do
 		[[ $picked == *" $test "* ]] || continue
@@ -594,6 +598,13 @@ cm_messages() {
 }
 
 # rdma_gid_index is rxe0's GID index of 10.9.0.1 (RoCE v2).
+# rnr_naks: receiver-not-ready NAKs rxe0 has received so far (both peers
+# share the device): a send test whose receiver falls behind draws them, and
+# each costs the sender a timer's wait.
+rnr_naks() {
+	cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_rnr_err 2>/dev/null || echo 0
+}
+
 rdma_gid_index() {
 	local d=/sys/class/infiniband/rxe0/ports/1 i
 	for i in $(seq 0 15); do
