@@ -385,11 +385,11 @@ perf_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r tool s c <<<"$v"
-			local pr
-			pr=$(paired "${all[$tool]}" "${all[ib_$test]}")
-			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" -v p="$pr" 'BEGIN {
-				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)  paired %.2fx\n", t, n, b, u, b/ref, p }'
-			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr, \"rnr_naks_rounds\": [${rnr[$tool]}]"
+			local med medref pr
+			read -r med medref pr <<<"$(spread "$tool" "ib_$test")"
+			awk -v t="$name" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v u="$unit" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
+				printf "%-14s %-14s best %10.6f %s (%.2fx perftest)  median %10.6f (%.2fx)  paired %.2fx\n", t, n, b, u, b/ref, m, m/mref, p }'
+			record "\"test\": \"perf-$test\", \"args\": \"$args\", \"tool\": \"$tool\", $counted\"$key\": ${best[$tool]}, \"${key}_median\": $med, \"${key}_rounds\": [${all[$tool]}], \"cpu_s\": ${bcpu[$tool]}, \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr, \"rnr_naks_rounds\": [${rnr[$tool]}]"
 		done
 		unset best all bcpu rnr
 	done
@@ -412,11 +412,11 @@ perf_part() {
 		done
 		for v in "${variants[@]}"; do
 			IFS='|' read -r tool s c <<<"$v"
-			local pr
-			pr=$(paired "${all[$tool]}" "${all[ib_$test]}")
-			awk -v t="$test" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v p="$pr" 'BEGIN {
-				printf "%-10s %-26s best t_typical %8.2f us (%.2fx perftest)  paired %.2fx\n", t, n, b, b/ref, p }'
-			record "\"test\": \"perf-$test\", \"tool\": \"$tool\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$tool]}, \"t_typical_us_rounds\": [${all[$tool]}], \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr"
+			local med medref pr
+			read -r med medref pr <<<"$(spread "$tool" "ib_$test")"
+			awk -v t="$test" -v n="$tool" -v b="${best[$tool]}" -v ref="${best[ib_$test]}" -v m="$med" -v mref="$medref" -v p="$pr" 'BEGIN {
+				printf "%-10s %-26s best t_typical %8.2f us (%.2fx perftest)  median %8.2f (%.2fx)  paired %.2fx\n", t, n, b, b/ref, m, m/mref, p }'
+			record "\"test\": \"perf-$test\", \"tool\": \"$tool\", \"size\": 2, \"iterations\": $count, \"t_typical_us\": ${best[$tool]}, \"t_typical_us_median\": $med, \"t_typical_us_rounds\": [${all[$tool]}], \"vs_perftest\": $(awk -v b="${best[$tool]}" -v ref="${best[ib_$test]}" 'BEGIN{printf "%.3f", b/ref}'), \"vs_perftest_paired\": $pr"
 		done
 		unset best all
 	done
