@@ -286,17 +286,27 @@ guest() {
 # perf_pair TOOL-SERVER TOOL-CLIENT ARGS…: one perftest-style pair on rxe0;
 # prints the client's last table row, then "cpu SECONDS" (both sides).
 perf_pair() {
-	local server=$1 client=$2 i
+	local server=$1 client=$2 i attempt row
 	shift 2
-	port=$((port + 1))
-	$TIME -f '%U %S' -o /tmp/bench/srv.t $server -p $port "$@" >/dev/null 2>&1 &
-	local spid=$!
-	for i in $(seq 2000); do
-		[ -n "$(ss -Hltn "sport = :$port")" ] && break
-		kill -0 $spid 2>/dev/null || { echo "bench: $server did not listen" >&2; return 1; }
+	# perftest refuses to report when its CPU clock sampling is off under
+	# emulation ("Can't produce a report"): such a pair runs again, at most
+	# twice, and says so
+	for attempt in 1 2 3; do
+		port=$((port + 1))
+		$TIME -f '%U %S' -o /tmp/bench/srv.t $server -p $port "$@" >/tmp/bench/srv.out 2>&1 &
+		local spid=$!
+		for i in $(seq 2000); do
+			[ -n "$(ss -Hltn "sport = :$port")" ] && break
+			kill -0 $spid 2>/dev/null || { echo "bench: $server did not listen" >&2; return 1; }
+		done
+		row=$($TIME -f '%U %S' -o /tmp/bench/cli.t $client -p $port "$@" 10.9.0.1 2>/tmp/bench/cli.err | awk '$1 ~ /^[0-9]+$/ && NF >= 5' | tail -1)
+		wait $spid || true
+		if [ -n "$row" ] || ! grep -qs "Can't produce a report" /tmp/bench/srv.out /tmp/bench/cli.err; then
+			break
+		fi
+		echo "bench: perftest could not produce a report (attempt $attempt of 3): the pair runs again" >&2
 	done
-	$TIME -f '%U %S' -o /tmp/bench/cli.t $client -p $port "$@" 10.9.0.1 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 5' | tail -1
-	wait $spid || true
+	echo "$row"
 	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
 }
 
