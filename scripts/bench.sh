@@ -304,7 +304,7 @@ perf_pair() {
 		if [ -n "$row" ] || ! grep -qs "Can't produce a report" /tmp/bench/srv.out /tmp/bench/cli.err; then
 			break
 		fi
-		echo "bench: perftest could not produce a report (attempt $attempt of 3): the pair runs again" >&2
+		echo "bench: perftest could not produce a report (attempt $attempt of 3)" >&2
 	done
 	echo "$row"
 	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
