@@ -284,15 +284,17 @@ guest() {
 }
 
 # perf_pair TOOL-SERVER TOOL-CLIENT ARGS…: one perftest-style pair on rxe0;
-# prints the client's last table row, then "cpu SECONDS" (both sides).
+# prints the client's last table row, then "cpu SECONDS" (both sides) and
+# "rnr NAKS" (the RNR NAKs the pair drew).
 perf_pair() {
-	local server=$1 client=$2 i attempt row
+	local server=$1 client=$2 i attempt row naks0
 	shift 2
 	# perftest refuses to report when its CPU clock sampling is off under
 	# emulation ("Can't produce a report"): such a pair runs again, at most
 	# twice, and says so
 	for attempt in 1 2 3; do
 		port=$((port + 1))
+		naks0=$(rnr_naks)
 		$TIME -f '%U %S' -o /tmp/bench/srv.t $server -p $port "$@" >/tmp/bench/srv.out 2>&1 &
 		local spid=$!
 		for i in $(seq 2000); do
@@ -308,6 +310,7 @@ perf_pair() {
 	done
 	echo "$row"
 	awk '{ cpu += $1 + $2 } END { printf "cpu %.2f\n", cpu }' /tmp/bench/srv.t /tmp/bench/cli.t
+	echo "rnr $(($(rnr_naks) - naks0))"
 }
 
 # median "A, B, C…": the middle of a round list (the mean of the middle
@@ -380,13 +383,12 @@ perf_part() {
 		for r in $(seq "$rounds"); do
 			for v in "${variants[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
-				local naks0 naks
-				naks0=$(rnr_naks)
+				local naks
 				# shellcheck disable=SC2086 # args are words
 				out=$(perf_pair "$s" "$c" "${common[@]}" $args "${count_args[@]}") || return 1
-				naks=$(($(rnr_naks) - naks0))
 				row=$(echo "$out" | awk -v c="$col" 'NR == 1 { print $c }')
 				cpu=$(echo "$out" | awk '$1 == "cpu" { print $2 }')
+				naks=$(echo "$out" | awk '$1 == "rnr" { print $2 }')
 				[ -n "$row" ] || { echo "bench: $tool $name printed no row" >&2; return 1; }
 				printf '%-14s %-14s round %d  %10.6f %s  cpu %6.2f s   RNR NAKs %5d   load %s\n' "$name" "$tool" "$r" "$row" "$unit" "$cpu" "$naks" "$(cut -d' ' -f1-3 /proc/loadavg)"
 				keep "$tool" "$row" ">" "$cpu"
@@ -607,7 +609,6 @@ cm_messages() {
 	done
 }
 
-# rdma_gid_index is rxe0's GID index of 10.9.0.1 (RoCE v2).
 # rnr_naks: receiver-not-ready NAKs rxe0 has received so far (both peers
 # share the device): a send test whose receiver falls behind draws them, and
 # each costs the sender a timer's wait.
@@ -615,6 +616,7 @@ rnr_naks() {
 	cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_rnr_err 2>/dev/null || echo 0
 }
 
+# rdma_gid_index is rxe0's GID index of 10.9.0.1 (RoCE v2).
 rdma_gid_index() {
 	local d=/sys/class/infiniband/rxe0/ports/1 i
 	for i in $(seq 0 15); do
