@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmactl/rdmactl/pkg/cli"
 	"github.com/rdmactl/rdmactl/pkg/counters"
+	"github.com/rdmactl/rdmactl/pkg/pollwait"
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
@@ -581,6 +582,15 @@ func (r *Resolved) fitMTU(mtu int, errOut io.Writer) error {
 
 // inline says whether messages of size bytes travel in the request.
 func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
+
+// sleeps says whether the bandwidth loops sleep on the completion channel
+// while they wait: with -e, and by default where the process has one CPU,
+// which a spinning loop would take from the peer and from rxe's kernel
+// work. --busy-poll spins as perftest does, and so do the timed loops
+// (-D, --run_infinitely, which runs timed), as perftest's.
+func (r Resolved) sleeps() bool {
+	return r.Events || !r.BusyPoll && r.Duration == 0 && pollwait.AvailableCPUs() < 2
+}
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send
 // from, BufSize for the peer's messages.

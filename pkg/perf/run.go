@@ -346,7 +346,7 @@ func (s *session) prepare() error {
 	if err := s.r.fitMTU(mtuBytes(mtu), s.errOut); err != nil {
 		return err
 	}
-	events := s.r.Test.Latency() && !s.r.BusyPoll || s.r.Events
+	events := s.r.Test.Latency() && !s.r.BusyPoll || s.r.sleeps()
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP, SRQ: s.r.sharesRecvQueue(), HugePages: s.r.HugePages, MmapFile: s.r.MmapFile, MmapOffset: s.r.MmapOffset,

@@ -1,0 +1,81 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSinglePerfBandwidthSleepsOnOneCPU: a bandwidth loop that has one CPU
+// sleeps on its completion channel while it waits, as perftest -e does,
+// and leaves the CPU to the peer and to rxe's kernel work; --busy-poll
+// spins as perftest. rdmactl's send_bw server (its receive loop, which
+// waits for every message) runs pinned to one CPU against perftest's
+// client, and strace counts its read calls (a sleep takes its event with
+// one). A pinned client is not tried: rxe does its sending inside the
+// client's own post calls there, so it finds its completions already
+// made and never waits.
+func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
+	for _, c := range []struct{ test, rdmactlRole string }{{"send_bw", "server"}} {
+		t.Run(c.test+"/"+c.rdmactlRole, func(t *testing.T) {
+			reads := map[bool]int{}
+			for _, busy := range []bool{false, true} {
+				summary := filepath.Join(t.TempDir(), "strace")
+				pinned := func(sn string, sa []string, cn string, ca []string) (result, result) {
+					wrap := func(name string, args []string) (string, []string) {
+						if name != rdmactl {
+							return name, args
+						}
+						if busy {
+							args = append(append([]string{}, args...), "--busy-poll")
+						}
+						// --seccomp-bpf stops at read only: tracing every
+						// call would slow the loop down under TCG
+						return "strace", append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read", "-o", summary, "taskset", "-c", "0", rdmactl}, args...)
+					}
+					sn, sa = wrap(sn, sa)
+					cn, ca = wrap(cn, ca)
+					return singlePair(t)(sn, sa, cn, ca)
+				}
+				server, client := "perftest", "rdmactl"
+				if c.rdmactlRole == "server" {
+					server, client = "rdmactl", "perftest"
+				}
+				srv, cli := perfPair(t, c.test, server, client, pinned, "-d", "rxe0", "-x", ownGID(t), "-n", "300")
+				checkPerf(t, c.test, srv, cli)
+				reads[busy] = straceCalls(t, summary, "read")
+			}
+			t.Logf("rdmactl %s on one CPU: %d read calls, %d with --busy-poll", c.rdmactlRole, reads[false], reads[true])
+			// both runs read the same sysfs files and exchange the same
+			// records; the sleeping one also takes its completion events
+			if reads[false] < reads[true]+20 {
+				t.Errorf("rdmactl's %s on one CPU made %d read calls against %d with --busy-poll: it did not sleep on completion events", c.rdmactlRole, reads[false], reads[true])
+			}
+		})
+	}
+}
+
+// straceCalls reads the calls of syscall from strace -c's summary at path
+// (0 when the summary has no line for it).
+func straceCalls(t *testing.T, path, syscall string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("strace summary: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 5 && f[len(f)-1] == syscall {
+			n, err := strconv.Atoi(f[3])
+			if err != nil {
+				t.Fatalf("strace summary line %q: %v", l, err)
+			}
+			return n
+		}
+	}
+	return 0
+}
