@@ -317,7 +317,7 @@ perf_pair() {
 # two when even). The best round says what a tool can do; the median,
 # less at the mercy of one lucky round, is printed beside it.
 median() {
-	echo "$1" | tr ',' '\n' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	echo "$1" | tr ',' '\n' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # paired "A, B…" "REF_A, REF_B…": the median of the rounds' own ratios,
