@@ -97,7 +97,7 @@ func (s *session) streamOf(size int) Stream {
 	return Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
 		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
-		Pace: s.r.pace(size), Events: s.r.sleeps(),
+		Pace: s.r.pace(size), Events: s.sleeps,
 	}
 }
 
@@ -226,7 +226,7 @@ func (s *session) runSendBW() error {
 			return s.streamForever(size, 1)
 		}
 		var rep BWReport
-		recv := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout, Events: s.r.sleeps()}
+		recv := recvRun{Iters: s.r.Iters, RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Timeout: s.r.Timeout, Events: s.sleeps}
 		switch {
 		case s.r.Bidirectional:
 			run := s.streamOf(size)

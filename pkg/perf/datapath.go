@@ -37,7 +37,8 @@ type Stream struct {
 	Tail []int
 	// Pace is the rate limiter's schedule; zero sends unpaced.
 	Pace rdma.Pace
-	// Events sleeps on the send CQ's channel between completions (-e).
+	// Events sleeps on the send CQ's channel between completions (-e, or
+	// one CPU: Resolved.sleeps).
 	Events bool
 	// Receive, with send_bw -b, is the peer's messages taken meanwhile;
 	// AfterFirstMessage posts nothing before the first (the server).
@@ -110,9 +111,9 @@ type recvRun struct {
 	Size           int // the messages' size; a receive may hold more (UD's GRH)
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
-	// Events sleeps on the receive CQ's channel between messages (-e;
-	// receive sleeps, receiveFor and receiveForever need not: perftest
-	// takes -e without -D only).
+	// Events sleeps on the receive CQ's channel between messages (-e, or
+	// one CPU: Resolved.sleeps; receive sleeps, receiveFor and
+	// receiveForever need not: perftest takes -e without -D only).
 	Events bool
 }
 

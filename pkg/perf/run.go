@@ -42,6 +42,9 @@ type session struct {
 	locals  []Dest // every QP's, in order
 	remotes []Dest
 	withGID bool
+	// sleeps is Resolved.sleeps, decided once where the endpoint is made
+	// (its completion channels exist only then)
+	sleeps bool
 	// outReads is how many RDMA reads or atomics each QP keeps in flight
 	// (setOutReads).
 	outReads int
@@ -346,7 +349,8 @@ func (s *session) prepare() error {
 	if err := s.r.fitMTU(mtuBytes(mtu), s.errOut); err != nil {
 		return err
 	}
-	events := s.r.Test.Latency() && !s.r.BusyPoll || s.r.sleeps()
+	s.sleeps = s.r.sleeps()
+	events := s.r.Test.Latency() && !s.r.BusyPoll || s.sleeps
 	s.ep, err = s.dev.NewPerfEndpoint(rdma.PerfConfig{
 		Port: uint8(s.r.IBPort), Type: s.r.Conn, QKey: udQKey, QPs: s.r.QPs, BufSize: s.r.QPs * qpSpan(s.r), TxDepth: s.r.TxDepth, RxDepth: s.r.RxDepth, Events: events,
 		MaxInline: s.r.InlineSize, MRPerQP: s.r.MRPerQP, SRQ: s.r.sharesRecvQueue(), HugePages: s.r.HugePages, MmapFile: s.r.MmapFile, MmapOffset: s.r.MmapOffset,
