@@ -14,33 +14,37 @@ import (
 // sleeps on its completion channel while it waits, as perftest -e does,
 // and leaves the CPU to the peer and to rxe's kernel work; --busy-poll
 // spins as perftest. rdmactl's send_bw server (its receive loop, which
-// waits for every message) runs pinned to one CPU against perftest's
-// client, and strace counts its read calls (a sleep takes its event with
-// one). A pinned client is not tried: rxe does its sending inside the
-// client's own post calls there, so it finds its completions already
-// made and never waits.
+// waits for every message; with -D a loop of its own) runs pinned to one
+// CPU against perftest's client, and strace counts its read calls (a
+// sleep takes its event with one). A pinned client is not tried: rxe does
+// its sending inside the client's own post calls there, so it finds its
+// completions already made and never waits.
 func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
-	reads := map[bool]int{}
-	for _, busy := range []bool{false, true} {
-		summary := filepath.Join(t.TempDir(), "strace")
-		pinnedServer := func(sn string, sa []string, cn string, ca []string) (result, result) {
-			if busy {
-				sa = append(append([]string{}, sa...), "--busy-poll")
+	for _, run := range [][]string{{"-n", "300"}, {"-D", "2"}} {
+		t.Run(strings.Join(run, " "), func(t *testing.T) {
+			reads := map[bool]int{}
+			for _, busy := range []bool{false, true} {
+				summary := filepath.Join(t.TempDir(), "strace")
+				pinnedServer := func(sn string, sa []string, cn string, ca []string) (result, result) {
+					if busy {
+						sa = append(append([]string{}, sa...), "--busy-poll")
+					}
+					// --seccomp-bpf stops at read only: tracing every call
+					// would slow the loop down under TCG
+					sa = append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read", "-o", summary, "taskset", "-c", "0", sn}, sa...)
+					return singlePair(t)("strace", sa, cn, ca)
+				}
+				srv, cli := perfPair(t, "send_bw", "rdmactl", "perftest", pinnedServer, append([]string{"-d", "rxe0", "-x", ownGID(t)}, run...)...)
+				checkPerf(t, "send_bw", srv, cli)
+				reads[busy] = straceCalls(t, summary, "read")
 			}
-			// --seccomp-bpf stops at read only: tracing every call would
-			// slow the loop down under TCG
-			sa = append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read", "-o", summary, "taskset", "-c", "0", sn}, sa...)
-			return singlePair(t)("strace", sa, cn, ca)
-		}
-		srv, cli := perfPair(t, "send_bw", "rdmactl", "perftest", pinnedServer, "-d", "rxe0", "-x", ownGID(t), "-n", "300")
-		checkPerf(t, "send_bw", srv, cli)
-		reads[busy] = straceCalls(t, summary, "read")
-	}
-	t.Logf("rdmactl's server on one CPU: %d read calls, %d with --busy-poll", reads[false], reads[true])
-	// both runs read the same sysfs files and exchange the same records;
-	// the sleeping one also takes its completion events
-	if reads[false] < reads[true]+20 {
-		t.Errorf("rdmactl's server on one CPU made %d read calls against %d with --busy-poll: it did not sleep on completion events", reads[false], reads[true])
+			t.Logf("rdmactl's server on one CPU: %d read calls, %d with --busy-poll", reads[false], reads[true])
+			// both runs read the same sysfs files and exchange the same
+			// records; the sleeping one also takes its completion events
+			if reads[false] < reads[true]+20 {
+				t.Errorf("rdmactl's server on one CPU made %d read calls against %d with --busy-poll: it did not sleep on completion events", reads[false], reads[true])
+			}
+		})
 	}
 }
 

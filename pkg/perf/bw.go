@@ -92,12 +92,14 @@ func (s *session) stream(run Stream) (BWReport, error) {
 	return rep, nil
 }
 
-// streamOf is the active side's run of one size.
+// streamOf is the active side's run of one size. A timed one spins, as
+// perftest's: a sender seldom waits (rxe sends inside its post calls),
+// and perftest refuses -e with -D.
 func (s *session) streamOf(size int) Stream {
 	return Stream{
 		Test: s.r.Test, Atomic: s.r.AtomicType, Size: size, Iters: s.r.Iters, TxDepth: s.r.TxDepth, CQMod: s.r.CQMod, PostList: s.r.PostList,
 		Inline: s.r.inline(size), Span: qpSpan(s.r), Remotes: s.remotes, Duration: s.r.Duration, Margin: s.r.margin(), Idle: s.r.Timeout,
-		Pace: s.r.pace(size), Events: s.sleeps,
+		Pace: s.r.pace(size), Events: s.sleeps && s.r.Duration == 0,
 	}
 }
 
@@ -326,7 +328,7 @@ func (s *session) streamForever(size, directions int) error {
 // receiveForever is send_bw's server under --run_infinitely: it prints
 // what arrived in each -D period, and ends when the client has left.
 func (s *session) receiveForever(size int, sges []rdma.SGE) error {
-	run := recvRun{RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges}
+	run := recvRun{RxDepth: s.r.recvsPosted(), PostList: s.r.RecvPostList, Size: size, SGEs: sges, Events: s.sleeps}
 	err := receiveForever(s.ep, s.clock, run, s.r.Duration, func(t BWTiming) error {
 		t.Gbits = s.r.Gbits
 		rep := t.Report()

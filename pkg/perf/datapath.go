@@ -112,8 +112,7 @@ type recvRun struct {
 	SGEs           []rdma.SGE
 	Timeout        time.Duration // the longest wait for any message
 	// Events sleeps on the receive CQ's channel between messages (-e, or
-	// one CPU: Resolved.sleeps; receive sleeps, receiveFor and
-	// receiveForever need not: perftest takes -e without -D only).
+	// one CPU: Resolved.sleeps).
 	Events bool
 }
 
@@ -144,7 +143,13 @@ func (p *reposts) take(cq rdma.CQ, wc []rdma.WC) (taken int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, w := range wc[:n] {
+	return p.count(wc[:n])
+}
+
+// count checks each receive's completion of wc and counts it due on its
+// QP; on a failed one it stops, and taken is those before it.
+func (p *reposts) count(wc []rdma.WC) (taken int, err error) {
+	for _, w := range wc {
 		q, err := p.qpOf(w)
 		if err != nil {
 			return taken, err
@@ -153,6 +158,19 @@ func (p *reposts) take(cq rdma.CQ, wc []rdma.WC) (taken int, err error) {
 		taken++
 	}
 	return taken, nil
+}
+
+// await is take sleeping on cq's channel until a completion comes or
+// timeout passed (then 0).
+func (p *reposts) await(cq rdma.CQ, wc []rdma.WC, timeout time.Duration) (taken int, err error) {
+	n, _, err := cq.Await(wc, nil, max(timeout, 0))
+	if errors.Is(err, rdma.ErrTimeout) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return p.count(wc[:n])
 }
 
 // post posts the receives due, in whole lists, and keeps the rest due.
@@ -193,9 +211,15 @@ func receiveFor(ep rdma.PerfEndpoint, clock func() int64, r recvRun, d, margin t
 	var first, last int64
 	deadline := time.Now().Add(r.Timeout)
 	for spins := 0; dc.state != durEnd; spins++ {
-		n, err := re.take(cq, wc[:])
+		var n int
+		var err error
+		if r.Events {
+			n, err = re.await(cq, wc[:], dc.untilNext(time.Now(), time.Until(deadline)))
+		} else {
+			n, err = re.take(cq, wc[:])
+		}
 		if n == 0 && err == nil {
-			if spins&0xfff == 0xfff {
+			if r.Events || spins&0xfff == 0xfff {
 				now := time.Now()
 				dc.tick(now)
 				if dc.start.IsZero() && now.After(deadline) {
@@ -237,7 +261,13 @@ func receiveForever(ep rdma.PerfEndpoint, clock func() int64, r recvRun, period 
 	var count uint64
 	from, end := clock(), time.Now().Add(period)
 	for spins := 0; ; spins++ {
-		n, err := re.take(cq, wc[:])
+		var n int
+		var err error
+		if r.Events {
+			n, err = re.await(cq, wc[:], time.Until(end))
+		} else {
+			n, err = re.take(cq, wc[:])
+		}
 		if err != nil {
 			return fmt.Errorf("receive: %w", err)
 		}
@@ -245,7 +275,7 @@ func receiveForever(ep rdma.PerfEndpoint, clock func() int64, r recvRun, period 
 		if err := re.post(ep); err != nil {
 			return err
 		}
-		if n > 0 || spins&0xfff == 0xfff {
+		if n > 0 || r.Events || spins&0xfff == 0xfff {
 			if now := time.Now(); !now.Before(end) {
 				to := clock()
 				if err := row(BWTiming{Size: uint64(r.Size), Posted: []int64{from}, Completed: []int64{to}, Count: count, NoPeak: true}); err != nil {

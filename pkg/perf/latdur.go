@@ -79,6 +79,22 @@ func (c *durClock) left(now time.Time, limit time.Duration) time.Duration {
 	return min(limit, max(c.start.Add(c.total).Sub(now), 0))
 }
 
+// untilNext is how long from now until the state changes next, or limit
+// before the run started (or when that is sooner).
+func (c *durClock) untilNext(now time.Time, limit time.Duration) time.Duration {
+	if c.start.IsZero() {
+		return limit
+	}
+	at := c.total
+	switch c.state {
+	case durWarmUp:
+		at = c.margin
+	case durSample:
+		at = c.total - c.margin
+	}
+	return min(limit, max(c.start.Add(at).Sub(now), 0))
+}
+
 // LatDurReport is perftest's duration latency result
 // (print_report_lat_duration).
 type LatDurReport struct {

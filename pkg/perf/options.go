@@ -586,10 +586,10 @@ func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
 // sleeps says whether the bandwidth loops sleep on the completion channel
 // while they wait: with -e, and by default where the process has one CPU,
 // which a spinning loop would take from the peer and from rxe's kernel
-// work. --busy-poll spins as perftest does, and so do the timed loops
-// (-D, --run_infinitely, which runs timed), as perftest's.
+// work. --busy-poll spins as perftest does. A timed stream (-D,
+// --run_infinitely) spins all the same (see session.streamOf).
 func (r Resolved) sleeps() bool {
-	return r.Events || !r.BusyPoll && r.Duration == 0 && pollwait.AvailableCPUs() < 2
+	return r.Events || !r.BusyPoll && pollwait.AvailableCPUs() < 2
 }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send
