@@ -361,6 +361,35 @@ func TestSinglePerfBWDuration(t *testing.T) {
 	}
 }
 
+// TestSinglePerfTimedClientEndsAtItsTime: a timed send_bw client ends at
+// its time, as perftest's, though requests are still in flight then and
+// the server no longer takes them: here the server's -D 2 ends before the
+// client's -D 4 (on one CPU a server's time can end while a client still
+// waits for its last requests, and -r 2 leaves it few receives). Both
+// exit 0 with their tables, with perftest's client as with rdmactl's.
+func TestSinglePerfTimedClientEndsAtItsTime(t *testing.T) {
+	for _, client := range []string{"perftest", "rdmactl"} {
+		t.Run(client+"-client", func(t *testing.T) {
+			shortServer := func(sn string, sa []string, cn string, ca []string) (result, result) {
+				sa = append([]string{}, sa...)
+				for i := range sa {
+					if sa[i] == "-D" {
+						sa[i+1] = "2"
+					}
+				}
+				if client == "rdmactl" {
+					// a client that waited for its requests would
+					// fail at this bound instead of hanging
+					ca = append(append([]string{}, ca...), "--timeout", "20s")
+				}
+				return singlePair(t)(sn, sa, cn, ca)
+			}
+			srv, cli := perfPair(t, "send_bw", "perftest", client, shortServer, "-d", "rxe0", "-x", ownGID(t), "-D", "4", "-r", "2")
+			checkPerf(t, "send_bw", srv, cli)
+		})
+	}
+}
+
 // TestSinglePerfLatencyDuration: -D 4 for the three latency tests against
 // the real perftest, each tool in each role: both print the duration
 // table (t_avg, tps) with messages counted.

@@ -377,6 +377,8 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 			// As perftest's run_iter_bi: no waiting for the last
 			// requests, whose receiver may have stopped taking them.
 			break;
+		} else if (timed && stop && !r->continues) {
+			break;
 		} else if (timed && stop) {
 			// Requests after a QP's last signalled one complete unseen.
 			int drained = 1;

@@ -274,7 +274,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		duration_ns: C.int64_t(s.Duration), margin_ns: C.int64_t(s.Margin), tx_depth: C.int(s.TxDepth), cq_mod: C.int(s.CQMod),
 		post_list: C.int(max(s.PostList, 1)), send_inline: cBool(s.Inline),
 		idle_ms: timeoutMillis(s.Idle), qkey: C.uint32_t(e.qkey),
-		burst: C.int(s.Pace.Burst), gap_ns: C.int64_t(s.Pace.Gap),
+		burst: C.int(s.Pace.Burst), gap_ns: C.int64_t(s.Pace.Gap), continues: cBool(s.Continues),
 	}
 	if s.Events {
 		ch, armed, err := e.sleepOn(e.sendCQ)

@@ -39,6 +39,7 @@ struct pf_run {
 	// timed runs, in: each QP's requests that a previous run left after
 	// its last signalled one, maybe still in flight; out: this run's
 	int64_t tail[PF_MAX_QPS];
+	int continues; // rdma.Stream.Continues
 	// -e: sleep on ch for the CQ's completion events (armed: whether one
 	// is asked for, the CQ's state across runs); ch NULL polls. Out:
 	// sleep_failed when the -3 - errno was the sleep's.

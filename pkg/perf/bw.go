@@ -301,6 +301,7 @@ func (s *session) runSendBW() error {
 // perftest doubles its own numbers.
 func (s *session) streamForever(size, directions int) error {
 	run := s.streamOf(size)
+	run.Continues = true
 	from := s.clock()
 	for {
 		cpu := startCPU()

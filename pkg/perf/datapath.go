@@ -33,8 +33,10 @@ type Stream struct {
 	Margin   time.Duration // left out at each end of a Duration
 	Idle     time.Duration // the longest wait for any completion
 	// Tail is what the previous timed run on these QPs left in flight
-	// unseen (BWTiming.Tail): --run_infinitely's periods follow each other.
-	Tail []int
+	// unseen (BWTiming.Tail): --run_infinitely's periods follow each
+	// other, and each Continues.
+	Tail      []int
+	Continues bool
 	// Pace is the rate limiter's schedule; zero sends unpaced.
 	Pace rdma.Pace
 	// Events sleeps on the send CQ's channel between completions (-e, or
@@ -72,7 +74,7 @@ func sgeAt(ep rdma.PerfEndpoint, qp, off, size int) rdma.SGE {
 func runStream(ep rdma.PerfEndpoint, s Stream) (BWTiming, error) {
 	spec := rdma.Stream{
 		Op: opcodeOf(s.Test, s.Atomic), Iters: s.Iters, TxDepth: s.TxDepth, CQMod: s.CQMod, PostList: s.PostList, Duration: s.Duration, Idle: s.Idle,
-		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Pace: s.Pace, Events: s.Events, AfterFirstMessage: s.AfterFirstMessage,
+		Margin: s.Margin, Inline: s.Inline, Tail: s.Tail, Continues: s.Continues, Pace: s.Pace, Events: s.Events, AfterFirstMessage: s.AfterFirstMessage,
 	}
 	if r := s.Receive; r != nil {
 		spec.Receive = &rdma.Receive{SGEs: r.SGEs, Iters: r.Iters, RxDepth: r.RxDepth, PostList: r.PostList, Idle: r.Timeout, Events: r.Events}

@@ -318,6 +318,32 @@ func TestSendBWDuration(t *testing.T) {
 	}
 }
 
+// TestSendBWDurationEndsAtItsTime: a timed client ends at its time, as
+// perftest's, without waiting for the requests in flight then: here the
+// server's time ended first (-D 1 against the client's -D 2) and it takes
+// no more, so they would wait for ever (the fabric's sends wait for a
+// receive without end, as RNR retry 7 does).
+func TestSendBWDurationEndsAtItsTime(t *testing.T) {
+	so := Options{Test: SendBW, GIDIndex: 1, IBPort: 1, Duration: time.Second, RxDepth: 2, Timeout: 5 * time.Second}
+	co := so
+	co.Duration = 2 * time.Second
+	var serrOut, cerrOut bytes.Buffer
+	began := time.Now()
+	srv, cli, serr, cerr := runSides(t, newFabric(), so, co, &serrOut, &cerrOut)
+	if serr != nil || cerr != nil {
+		t.Fatalf("server %v, client %v\n%s%s", serr, cerr, serrOut.String(), cerrOut.String())
+	}
+	if took := time.Since(began); took > 4*time.Second {
+		t.Errorf("the pair took %v for a 2 s run", took)
+	}
+	row := regexp.MustCompile(`(?m)^ 65536      ([1-9]\d*) `)
+	for side, out := range map[string]string{"server": srv, "client": cli} {
+		if !row.MatchString(out) {
+			t.Errorf("%s printed no row of messages counted:\n%s", side, out)
+		}
+	}
+}
+
 // TestLatencyDuration: -D runs each latency test for the duration and
 // prints perftest's duration table (t_avg and tps) on both sides.
 func TestLatencyDuration(t *testing.T) {

@@ -152,6 +152,12 @@ type Stream struct {
 	// Tail is, for a timed run on QPs a previous timed run used, that
 	// run's StreamResult.Tail: requests it left in flight unseen.
 	Tail []int
+	// Continues says that another timed run follows on these QPs
+	// (--run_infinitely's next period): this one waits at its end for
+	// its signalled requests, so that the next counts from its Tail.
+	// Otherwise a timed run ends at its time, as perftest's, without
+	// waiting for requests a peer whose own time ended no longer takes.
+	Continues bool
 	// Pace is perftest's software rate limiter; the zero value posts as
 	// fast as the depth allows.
 	Pace Pace

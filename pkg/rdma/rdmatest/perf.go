@@ -435,9 +435,10 @@ func (r *streamRun) runFor() (rdma.StreamResult, error) {
 			return res, err
 		}
 	}
-	// As the C loop: wait for every signalled request (not in a duplex:
-	// the peer may have stopped receiving); the rest is the tail.
-	for qp := 0; qp < len(r.inFlight) && !r.undrained; {
+	// As the C loop: a run that another follows waits for every
+	// signalled request (not in a duplex: the peer may have stopped
+	// receiving); the rest is the tail.
+	for qp := 0; qp < len(r.inFlight) && r.s.Continues && !r.undrained; {
 		if r.inFlight[qp] <= r.posted[qp]%r.s.CQMod {
 			qp++
 			continue
