@@ -79,11 +79,11 @@ func (c *durClock) left(now time.Time, limit time.Duration) time.Duration {
 	return min(limit, max(c.start.Add(c.total).Sub(now), 0))
 }
 
-// untilNext is how long from now until the state changes next, or limit
-// before the run started (or when that is sooner).
-func (c *durClock) untilNext(now time.Time, limit time.Duration) time.Duration {
+// untilNext is how long from now until the state changes next; before
+// the run started, notYet.
+func (c *durClock) untilNext(now time.Time, notYet time.Duration) time.Duration {
 	if c.start.IsZero() {
-		return limit
+		return notYet
 	}
 	at := c.total
 	switch c.state {
@@ -92,7 +92,7 @@ func (c *durClock) untilNext(now time.Time, limit time.Duration) time.Duration {
 	case durSample:
 		at = c.total - c.margin
 	}
-	return min(limit, max(c.start.Add(at).Sub(now), 0))
+	return max(c.start.Add(at).Sub(now), 0)
 }
 
 // LatDurReport is perftest's duration latency result
