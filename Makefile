@@ -72,8 +72,11 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e
 
+# perf's loops take other paths where the process has one CPU: its tests
+# run again pinned to one.
 unit: deps vet
 	$(GO) test -count=1 ./...
+	taskset -c 0 $(GO) test -count=1 ./pkg/perf
 
 # Boots the lab VM (fails, never skips, when it cannot) and compares rdmactl
 # with the real tools inside it. The -timeout stays under CI's 90 minutes.

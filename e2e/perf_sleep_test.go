@@ -48,6 +48,22 @@ func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
 	}
 }
 
+// TestSinglePerfDuplexOnOneCPU: send_bw -b with both sides on one CPU,
+// counted and timed: the receiving beside each side's stream sleeps as
+// its stream does (a timed stream spins, a counted one sleeps), and both
+// print their tables.
+func TestSinglePerfDuplexOnOneCPU(t *testing.T) {
+	for _, run := range [][]string{{"-n", "300"}, {"-D", "2"}} {
+		t.Run(strings.Join(run, " "), func(t *testing.T) {
+			pinned := func(sn string, sa []string, cn string, ca []string) (result, result) {
+				return singlePair(t)("taskset", append([]string{"-c", "0", sn}, sa...), "taskset", append([]string{"-c", "0", cn}, ca...))
+			}
+			srv, cli := perfPair(t, "send_bw", "rdmactl", "rdmactl", pinned, append([]string{"-d", "rxe0", "-x", ownGID(t), "-b"}, run...)...)
+			checkPerf(t, "send_bw", srv, cli)
+		})
+	}
+}
+
 // straceCalls reads the calls of syscall from strace -c's summary at path
 // (0 when the summary has no line for it).
 func straceCalls(t *testing.T, path, syscall string) int {

@@ -232,7 +232,10 @@ func (s *session) runSendBW() error {
 		switch {
 		case s.r.Bidirectional:
 			run := s.streamOf(size)
-			run.Receive, run.AfterFirstMessage = &recv, server
+			// the receiving beside a stream sleeps as the stream does
+			duplex := recv
+			duplex.Events = run.Events
+			run.Receive, run.AfterFirstMessage = &duplex, server
 			var err error
 			if mine, err = s.stream(run); err != nil {
 				return err

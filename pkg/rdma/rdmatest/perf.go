@@ -252,6 +252,9 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 		return rdma.StreamResult{}, err
 	}
 	if s.Receive != nil {
+		if s.Receive.Events != s.Events {
+			return rdma.StreamResult{}, errors.New("a stream and the receiving beside it sleep both or neither")
+		}
 		return e.duplex(s)
 	}
 	st := newStreamRun(e, s)
