@@ -38,16 +38,16 @@
 #         and udaddy (UD) and ucmatose (RC) pairs, C against rdmactl cm:
 #         us per message (BENCH_CM_MSGS each way, start-up taken out)
 #   perf  (not in the default parts) perftest<->perftest against rdmactl
-#         perf<->rdmactl: write_bw, send_bw (default, -r 2, and -b -D 4
-#         -f 1: both ways for 4 s, the client's own row) and read_bw at 64
+#         perf<->rdmactl: write_bw, send_bw (default, -r 2, -b -D 4 -f 1:
+#         both ways for 4 s, the client's own row, and -D 4) and read_bw at 64
 #         KiB and atomic_bw (BENCH_PERF_ITERS, default 5000 messages): BW
 #         average MB/s and CPU (user+sys of both sides); send_lat, write_lat
 #         and read_lat (rdmactl with --busy-poll; send_lat also with its
 #         adaptive wait): t_typical; ROUNDS alternating rounds, every round
 #         and the best recorded; BENCH_BEFORE runs in the rounds too;
 #         BENCH_PERF_TESTS (default all of them: "write_bw send_bw
-#         send_bw-r2 send_bw-b-D read_bw atomic_bw send_lat write_lat
-#         read_lat") picks some
+#         send_bw-r2 send_bw-b-D send_bw-D read_bw atomic_bw send_lat
+#         write_lat read_lat") picks some
 # The pingpong, cm and perf parts also print, and record, "paired": the
 # median of the rounds' own ratios against the C tool (see paired()).
 # BENCH_PARTS (default "ping startup rss floor") picks parts of the matrix;
@@ -362,8 +362,8 @@ perf_part() {
 		return
 	fi
 	local common=(-d rxe0 -x "$gid")
-	local bw_tests=("write_bw|-s 65536" "send_bw|-s 65536" "send_bw -r 2|-s 65536 -r 2" "send_bw -b -D|-s 65536 -b -D 4 -f 1" "read_bw|-s 65536" "atomic_bw|")
-	local picked=" ${BENCH_PERF_TESTS:-write_bw send_bw send_bw-r2 send_bw-b-D read_bw atomic_bw send_lat write_lat read_lat} "
+	local bw_tests=("write_bw|-s 65536" "send_bw|-s 65536" "send_bw -r 2|-s 65536 -r 2" "send_bw -b -D|-s 65536 -b -D 4 -f 1" "send_bw -D|-s 65536 -D 4" "read_bw|-s 65536" "atomic_bw|")
+	local picked=" ${BENCH_PERF_TESTS:-write_bw send_bw send_bw-r2 send_bw-b-D send_bw-D read_bw atomic_bw send_lat write_lat read_lat} "
 	for t in "${bw_tests[@]}"; do
 		IFS='|' read -r name args <<<"$t"
 		test=${name%% *}
