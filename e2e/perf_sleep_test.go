@@ -64,6 +64,30 @@ func TestSinglePerfDuplexOnOneCPU(t *testing.T) {
 	}
 }
 
+// TestSinglePerfSendServerRowsSpanTheRun: send_bw's server times each
+// size from the poll that took the first message to the end of its loop,
+// as perftest's server does, so a size whose messages all came in one poll
+// still spans some time. On one CPU the sleeping server finds all of a
+// size's 5 messages in the CQ at once, often; it printed 5000 Mpps then.
+func TestSinglePerfSendServerRowsSpanTheRun(t *testing.T) {
+	pinned := func(sn string, sa []string, cn string, ca []string) (result, result) {
+		return singlePair(t)("taskset", append([]string{"-c", "0", sn}, sa...), "taskset", append([]string{"-c", "0", cn}, ca...))
+	}
+	srv, cli := perfPair(t, "send_bw", "rdmactl", "rdmactl", pinned, "-d", "rxe0", "-x", ownGID(t), "-a", "-n", "5")
+	checkPerf(t, "send_bw", srv, cli)
+	rows := bwRow.FindAllStringSubmatch(srv.Stdout, -1)
+	if len(rows) != 23 {
+		t.Fatalf("the server printed %d rows, want 23:\n%s", len(rows), srv.Stdout)
+	}
+	for _, m := range rows {
+		// 5 messages in 0.1 µs make 50 Mpps; a size timed as lasting
+		// no time at all made 5000
+		if rate, _ := strconv.ParseFloat(m[5], 64); rate >= 50 {
+			t.Errorf("the server's row %q: %s Mpps, no run makes that\n%s", strings.TrimSpace(m[0]), m[5], srv.Stdout)
+		}
+	}
+}
+
 // straceCalls reads the calls of syscall from strace -c's summary at path
 // (0 when the summary has no line for it).
 func straceCalls(t *testing.T, path, syscall string) int {

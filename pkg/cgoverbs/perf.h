@@ -126,7 +126,8 @@ struct pf_recv {
 	struct ibv_comp_channel *ch;
 	int *armed;
 	int sleep_failed;
-	// out; first and last in ticks of clk
+	// out, in ticks of clk: first, the poll that took the first message;
+	// last, the end of the loop
 	int64_t done, first, last;
 	uint32_t bad_status, bad_vendor;
 	uint64_t bad_wr_id;

@@ -281,8 +281,10 @@ type Receive struct {
 	Events bool
 }
 
-// ReceiveResult is how many messages came and the monotonic nanosecond
-// stamps of the polls that took the first and the last.
+// ReceiveResult is how many messages came and monotonic nanosecond
+// stamps: First of the poll that took the first, Last of the loop's end
+// (perftest's server's, after its last re-post: messages all taken in
+// one poll still span some time).
 type ReceiveResult struct {
 	Completed   uint64
 	First, Last int64

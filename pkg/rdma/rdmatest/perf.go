@@ -588,6 +588,9 @@ func (e *perfEndpoint) receive(r rdma.Receive, first func()) (rdma.ReceiveResult
 		}
 	})
 	res.Completed = n
+	if err == nil {
+		res.Last = e.clock()
+	}
 	return res, err
 }
 
