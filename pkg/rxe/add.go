@@ -133,19 +133,32 @@ func create(opts *AddOptions, h host.Host, nd host.Netdev, devs []host.Device, d
 	}
 	// Two adds racing on one netdev: the kernel refuses the second with
 	// EEXIST or, from the name allocator, ENFILE. What counts is whether
-	// the netdev has its link now.
+	// the netdev has its link now; the winner's device can show in sysfs
+	// a moment after the kernel refused this add.
 	if errors.Is(addErr, unix.EEXIST) || errors.Is(addErr, unix.ENFILE) {
-		if now, err := h.Devices(); err == nil {
-			if d, ok := rxeOn(now, nd.Name); ok {
-				return d.Name, false, nil
+		for deadline := time.Now().Add(raceSettle); ; time.Sleep(raceLook) {
+			if now, err := h.Devices(); err == nil {
+				if d, ok := rxeOn(now, nd.Name); ok {
+					return d.Name, false, nil
+				}
+				if d, ok := findDevice(now, name); ok {
+					return "", false, cli.Failf("RDMA device %s already exists%s; choose another --name", name, onNetdev(d))
+				}
 			}
-			if d, ok := findDevice(now, name); ok {
-				return "", false, cli.Failf("RDMA device %s already exists%s; choose another --name", name, onNetdev(d))
+			if time.Now().After(deadline) {
+				break
 			}
 		}
 	}
 	return "", false, linkAddFailure(addErr, name, nd.Name)
 }
+
+// raceSettle bounds the wait for a concurrent add's device to show in
+// sysfs after the kernel refused this one; raceLook is how often to look.
+const (
+	raceSettle = 2 * time.Second
+	raceLook   = 20 * time.Millisecond
+)
 
 // noteIgnoredName says that --name had no effect because the netdev
 // already has its link (a netdev carries one rxe device).

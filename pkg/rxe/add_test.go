@@ -266,6 +266,43 @@ func TestAddLosingAConcurrentAddFindsTheLink(t *testing.T) {
 	}
 }
 
+// lateRacingHost loses the race to an add whose device shows in sysfs
+// only some looks after the kernel refused this one.
+type lateRacingHost struct {
+	*fakeHost
+	err     error
+	looks   *int // Devices calls before the winner's device shows
+	pending *string
+}
+
+func (h lateRacingHost) AddLink(name, netdev string) error {
+	*h.pending = netdev
+	return h.err
+}
+
+func (h lateRacingHost) Devices() ([]Device, error) {
+	if *h.pending != "" {
+		if *h.looks--; *h.looks == 0 {
+			if err := h.fakeHost.AddLink("rxe_"+*h.pending, *h.pending); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h.fakeHost.Devices()
+}
+
+// TestAddLosingARaceWaitsForTheWinnersDevice: the winner's device may show
+// a moment after the kernel refused the loser, which then finds it.
+func TestAddLosingARaceWaitsForTheWinnersDevice(t *testing.T) {
+	looks, pending := 3, ""
+	h := lateRacingHost{&fakeHost{netdevs: labNetdevs(), loaded: true}, unix.EEXIST, &looks, &pending}
+	io, out := testIO()
+	wantExit(t, Add(&AddOptions{IO: io, Netdev: "veth0", Host: h}), 0)
+	if !strings.HasPrefix(out.String(), "rxe_veth0: already on veth0 (nothing changed), port 1 ACTIVE\n") {
+		t.Errorf("output\n%s", out)
+	}
+}
+
 func TestDownHint(t *testing.T) {
 	tests := []struct {
 		nd   Netdev
