@@ -136,7 +136,7 @@ func create(opts *AddOptions, h host.Host, nd host.Netdev, devs []host.Device, d
 	// the netdev has its link now; the winner's device can show in sysfs
 	// a moment after the kernel refused this add.
 	if errors.Is(addErr, unix.EEXIST) || errors.Is(addErr, unix.ENFILE) {
-		for deadline := time.Now().Add(raceSettle); ; time.Sleep(raceLook) {
+		for deadline := time.Now().Add(raceSettle); ; time.Sleep(pollInterval) {
 			if now, err := h.Devices(); err == nil {
 				if d, ok := rxeOn(now, nd.Name); ok {
 					return d.Name, false, nil
@@ -154,11 +154,8 @@ func create(opts *AddOptions, h host.Host, nd host.Netdev, devs []host.Device, d
 }
 
 // raceSettle bounds the wait for a concurrent add's device to show in
-// sysfs after the kernel refused this one; raceLook is how often to look.
-const (
-	raceSettle = 2 * time.Second
-	raceLook   = 20 * time.Millisecond
-)
+// sysfs after the kernel refused this one.
+const raceSettle = 2 * time.Second
 
 // noteIgnoredName says that --name had no effect because the netdev
 // already has its link (a netdev carries one rxe device).
