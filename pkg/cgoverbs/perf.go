@@ -267,7 +267,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 			s.Iters, nqp, len(e.qps), s.TxDepth, s.CQMod, len(s.Posted), len(s.Completed))
 	}
 	if s.Receive != nil && s.Events != s.Receive.Events {
-		return rdma.StreamResult{}, errors.New("a stream and the receiving beside it sleep both or neither")
+		return rdma.StreamResult{}, rdma.ErrSleepMismatch
 	}
 	r := C.struct_pf_run{
 		opcode: C.int(s.Op), nqp: C.int(nqp), len: C.uint32_t(s.Targets[0].Local.Len),

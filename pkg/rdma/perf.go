@@ -180,6 +180,10 @@ type Stream struct {
 	AfterFirstMessage bool
 }
 
+// ErrSleepMismatch refuses a Stream whose Receive does not sleep as it
+// does: one loop waits on both CQs' channels or on neither.
+var ErrSleepMismatch = errors.New("a stream and the receiving beside it sleep both or neither")
+
 // Pace limits a Stream's rate: bursts of Burst requests over all its QPs,
 // a burst begun at most once per Gap.
 type Pace struct {

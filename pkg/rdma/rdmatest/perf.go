@@ -253,7 +253,7 @@ func (e *perfEndpoint) Stream(s rdma.Stream) (rdma.StreamResult, error) {
 	}
 	if s.Receive != nil {
 		if s.Receive.Events != s.Events {
-			return rdma.StreamResult{}, errors.New("a stream and the receiving beside it sleep both or neither")
+			return rdma.StreamResult{}, rdma.ErrSleepMismatch
 		}
 		return e.duplex(s)
 	}
