@@ -49,8 +49,8 @@ func perfPair(t *testing.T, test, server, client string, run func(srvName string
 
 // perftestAttempts is how many runs perfPair gives a pair whose
 // perftest could not read its clock. perftest samples its clock for
-// every report, so an -a run draws 23 times on each bandwidth side, and
-// three such runs in a row have failed under CI's load.
+// every report, so an -a run draws 23 times on each bandwidth side and
+// fails far more often than a one-size run.
 const perftestAttempts = 6
 
 // ibWriteBWClient runs ib_write_bw -F against 10.9.0.1 with GID index gid,
