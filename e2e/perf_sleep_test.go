@@ -48,6 +48,41 @@ func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
 	}
 }
 
+// TestSinglePerfOneWayClientSpinsOnOneCPU: a write, read or atomic
+// stream's peer is passive and rxe does the work inside the stream's own
+// posts, so rdmactl's client spins on one CPU as perftest's does (a
+// sleeping one found its completions made whenever it looked, yet ran
+// slower, under the 10 ms signals of the timer that bounds a sleep).
+// Pinned to one CPU against perftest's server, under strace, it creates
+// that timer no more often than with --busy-poll (never) and reads no
+// more completion events.
+func TestSinglePerfOneWayClientSpinsOnOneCPU(t *testing.T) {
+	for _, test := range []string{"write_bw", "read_bw", "atomic_bw"} {
+		t.Run(test, func(t *testing.T) {
+			calls := map[bool]map[string]int{}
+			for _, busy := range []bool{false, true} {
+				summary := filepath.Join(t.TempDir(), "strace")
+				pinnedClient := func(sn string, sa []string, cn string, ca []string) (result, result) {
+					if busy {
+						ca = append(append([]string{}, ca...), "--busy-poll")
+					}
+					ca = append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read,timer_create", "-o", summary, "taskset", "-c", "0", cn}, ca...)
+					return singlePair(t)(sn, sa, "strace", ca)
+				}
+				srv, cli := perfPair(t, test, "perftest", "rdmactl", pinnedClient, "-d", "rxe0", "-x", ownGID(t), "-n", "300")
+				checkPerf(t, test, srv, cli)
+				calls[busy] = map[string]int{"read": straceCalls(t, summary, "read"), "timer_create": straceCalls(t, summary, "timer_create")}
+			}
+			t.Logf("rdmactl's %s client on one CPU: %v; with --busy-poll: %v", test, calls[false], calls[true])
+			// both runs read the same sysfs files and exchange the same
+			// records
+			if calls[false]["timer_create"] > calls[true]["timer_create"] || calls[false]["read"] > calls[true]["read"]+20 {
+				t.Errorf("rdmactl's %s client on one CPU made %v calls against %v with --busy-poll: it slept between completions", test, calls[false], calls[true])
+			}
+		})
+	}
+}
+
 // TestSinglePerfDuplexOnOneCPU: send_bw -b with both sides on one CPU,
 // counted and timed: the receiving beside each side's stream sleeps as
 // its stream does (a timed stream spins, a counted one sleeps), and both

@@ -40,10 +40,11 @@ do (dual port or on-demand paging on devices that have them, encryption) is
 refused in one line.
 -x auto picks the RoCE v2 GID of the address the TCP connection uses.
 Latency tests sleep on a completion channel between messages by default
-(fair to small VMs, as perftest -e), and so do bandwidth tests on one CPU
-(all but a timed run's sender, which seldom waits), where spinning takes
-the CPU from the peer and the kernel's RDMA work; --busy-poll spins as
-perftest does.
+(fair to small VMs, as perftest -e), and so do send_bw and -b runs on one
+CPU (all but a timed run's sender, which seldom waits), where spinning
+takes the CPU from the peer and the kernel's RDMA work; a one-way write,
+read or atomic stream, whose peer is passive, spins there; --busy-poll
+spins as perftest does.
 --json prints every number plus the CPU time per iteration. --plot FILE.svg
 draws the result: bandwidth and message rate per size, or the latency
 samples' histogram with t_min, t_typical, t_avg and the 99th percentile.`,

@@ -109,7 +109,7 @@ var Flags = []Flag{
 		}},
 	{Long: "connection", Short: "c", Usage: "connection type: RC (default), UC (write and send tests) or UD (send tests, messages of at most the MTU)", Value: func(v *FlagValues) any { return &v.Conn },
 		Check: func(t Test, v *FlagValues) error { return checkConn(t, v.Conn) }},
-	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default, and bandwidth tests on one CPU, but for a timed run's sender; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
+	{Long: "events", Short: "e", Usage: "sleep on CQ events (latency tests do by default, and on one CPU the bandwidth loops whose peer polls, but for a timed run's sender; --busy-poll spins)", Value: func(v *FlagValues) any { return &v.Events },
 		Check: func(t Test, v *FlagValues) error {
 			switch {
 			case t.IsWrite():
@@ -227,7 +227,7 @@ var Flags = []Flag{
 	{Long: "perform_warm_up", Usage: "write_bw, read_bw and atomic_bw: before measuring, post -t requests per QP (-l's count with a post list) and wait for them (other tests take it and do nothing, as perftest)", Value: func(v *FlagValues) any { return &v.WarmUp }},
 	{Long: "run_infinitely", Usage: "bandwidth tests: run until stopped (^C), a row every -D seconds (default 5); the server ends when the client leaves", Value: func(v *FlagValues) any { return &v.RunInfinitely }},
 	{Long: "cpu_util", Usage: "with -D: end each row with CPU_Util[%], the host's user time over its user and idle time in the sample window, from /proc/stat", Value: func(v *FlagValues) any { return &v.CPUUtil }},
-	{Long: "busy-poll", Extra: true, Usage: "spin on the completion queue, as perftest does, where rdmactl would sleep on CQ events (latency tests; bandwidth tests on one CPU)", Value: func(v *FlagValues) any { return &v.BusyPoll }},
+	{Long: "busy-poll", Extra: true, Usage: "spin on the completion queue, as perftest does, where rdmactl would sleep on CQ events (latency tests; on one CPU, send_bw and -b)", Value: func(v *FlagValues) any { return &v.BusyPoll }},
 	{Long: "plot", Extra: true, Usage: "at the end, draw this side's result to `FILE.svg`: bandwidth and message rate per size (a dot per row), or the latency samples' histogram (-a: t_min, t_typical, t_avg, 99% per size)", Value: func(v *FlagValues) any { return &v.PlotFile }},
 	{Long: "timeout", Extra: true, Usage: "how long to wait for the peer at each step", Value: func(v *FlagValues) any { return &v.Timeout }},
 

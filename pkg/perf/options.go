@@ -584,12 +584,19 @@ func (r *Resolved) fitMTU(mtu int, errOut io.Writer) error {
 func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
 
 // sleeps says whether the bandwidth loops sleep on the completion channel
-// while they wait: with -e, and by default where the process has one CPU,
-// which a spinning loop would take from the peer and from rxe's kernel
-// work. --busy-poll spins as perftest does. A timed stream (-D,
-// --run_infinitely) spins all the same (see session.streamOf).
+// while they wait: with -e, and by default where the process has one CPU
+// and a peer that polls needs it: the send tests' receiver, and both
+// sides of -b. A one-way write, read or atomic stream has a passive peer
+// and rxe does its work inside the stream's own posts, so it spins there,
+// as perftest does: a sleep and its wake-up would only cost it. --busy-poll
+// always spins. A timed stream (-D, --run_infinitely) spins all the same
+// (see session.streamOf).
 func (r Resolved) sleeps() bool {
-	return r.Events || !r.BusyPoll && pollwait.AvailableCPUs() < 2
+	if r.Events {
+		return true
+	}
+	peerPolls := r.Test.IsSend() || r.Bidirectional
+	return peerPolls && !r.BusyPoll && pollwait.AvailableCPUs() < 2
 }
 
 // qpSpan is one QP's share of the registered buffer: BufSize to send
