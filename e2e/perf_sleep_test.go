@@ -10,15 +10,13 @@ import (
 	"testing"
 )
 
-// TestSinglePerfBandwidthSleepsOnOneCPU: a bandwidth loop that has one CPU
-// sleeps on its completion channel while it waits, as perftest -e does,
-// and leaves the CPU to the peer and to rxe's kernel work; --busy-poll
-// spins as perftest. rdmactl's send_bw server (its receive loop, which
+// TestSinglePerfBandwidthSleepsOnOneCPU: a bandwidth loop whose peer polls
+// sleeps on one CPU on its completion channel while it waits, as perftest
+// -e does, and leaves the CPU to the peer and to rxe's kernel work;
+// --busy-poll spins as perftest. rdmactl's send_bw server (its receive loop, which
 // waits for every message; with -D a loop of its own) runs pinned to one
 // CPU against perftest's client, and strace counts its read calls (a
-// sleep takes its event with one). A pinned client is not tried: rxe does
-// its sending inside the client's own post calls there, so it finds its
-// completions already made and never waits.
+// sleep takes its event with one).
 func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
 	for _, run := range [][]string{{"-n", "300"}, {"-D", "2"}} {
 		t.Run(strings.Join(run, " "), func(t *testing.T) {
@@ -26,13 +24,8 @@ func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
 			for _, busy := range []bool{false, true} {
 				summary := filepath.Join(t.TempDir(), "strace")
 				pinnedServer := func(sn string, sa []string, cn string, ca []string) (result, result) {
-					if busy {
-						sa = append(append([]string{}, sa...), "--busy-poll")
-					}
-					// --seccomp-bpf stops at read only: tracing every call
-					// would slow the loop down under TCG
-					sa = append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read", "-o", summary, "taskset", "-c", "0", sn}, sa...)
-					return singlePair(t)("strace", sa, cn, ca)
+					sn, sa = pinnedUnderStrace(summary, "read", busy, sn, sa)
+					return singlePair(t)(sn, sa, cn, ca)
 				}
 				srv, cli := perfPair(t, "send_bw", "rdmactl", "perftest", pinnedServer, append([]string{"-d", "rxe0", "-x", ownGID(t)}, run...)...)
 				checkPerf(t, "send_bw", srv, cli)
@@ -63,11 +56,8 @@ func TestSinglePerfOneWayClientSpinsOnOneCPU(t *testing.T) {
 			for _, busy := range []bool{false, true} {
 				summary := filepath.Join(t.TempDir(), "strace")
 				pinnedClient := func(sn string, sa []string, cn string, ca []string) (result, result) {
-					if busy {
-						ca = append(append([]string{}, ca...), "--busy-poll")
-					}
-					ca = append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=read,timer_create", "-o", summary, "taskset", "-c", "0", cn}, ca...)
-					return singlePair(t)(sn, sa, "strace", ca)
+					cn, ca = pinnedUnderStrace(summary, "read,timer_create", busy, cn, ca)
+					return singlePair(t)(sn, sa, cn, ca)
 				}
 				srv, cli := perfPair(t, test, "perftest", "rdmactl", pinnedClient, "-d", "rxe0", "-x", ownGID(t), "-n", "300")
 				checkPerf(t, test, srv, cli)
@@ -121,6 +111,17 @@ func TestSinglePerfSendServerRowsSpanTheRun(t *testing.T) {
 			t.Errorf("the server's row %q: %s Mpps, no run makes that\n%s", strings.TrimSpace(m[0]), m[5], srv.Stdout)
 		}
 	}
+}
+
+// pinnedUnderStrace is name args pinned to CPU 0 under strace, which
+// counts the calls in trace into summary; busy adds --busy-poll (for
+// rdmactl's side). --seccomp-bpf stops at those calls only: tracing every
+// call would slow the loop down under TCG.
+func pinnedUnderStrace(summary, trace string, busy bool, name string, args []string) (string, []string) {
+	if busy {
+		args = append(append([]string{}, args...), "--busy-poll")
+	}
+	return "strace", append([]string{"--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=" + trace, "-o", summary, "taskset", "-c", "0", name}, args...)
 }
 
 // straceCalls reads the calls of syscall from strace -c's summary at path
