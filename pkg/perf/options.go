@@ -588,7 +588,8 @@ func (r Resolved) inline(size int) bool { return size <= r.InlineSize }
 // and a peer that polls needs it: the send tests' receiver, and both
 // sides of -b. A one-way write, read or atomic stream has a passive peer
 // and rxe does its work inside the stream's own posts, so it spins there,
-// as perftest does: a sleep and its wake-up would only cost it. --busy-poll
+// as perftest does: it finds its completions made whenever it looks, and
+// the timer that bounds a sleep would only interrupt it. --busy-poll
 // always spins. A timed stream (-D, --run_infinitely) spins all the same
 // (see session.streamOf).
 func (r Resolved) sleeps() bool {
