@@ -13,10 +13,10 @@ import (
 // TestSinglePerfBandwidthSleepsOnOneCPU: a bandwidth loop whose peer polls
 // sleeps on one CPU on its completion channel while it waits, as perftest
 // -e does, and leaves the CPU to the peer and to rxe's kernel work;
-// --busy-poll spins as perftest. rdmactl's send_bw server (its receive loop, which
-// waits for every message; with -D a loop of its own) runs pinned to one
-// CPU against perftest's client, and strace counts its read calls (a
-// sleep takes its event with one).
+// --busy-poll spins as perftest. rdmactl's send_bw server (its receive
+// loop, which waits for every message; with -D a loop of its own) runs
+// pinned to one CPU against perftest's client, and strace counts its read
+// calls (a sleep takes its event with one).
 func TestSinglePerfBandwidthSleepsOnOneCPU(t *testing.T) {
 	for _, run := range [][]string{{"-n", "300"}, {"-D", "2"}} {
 		t.Run(strings.Join(run, " "), func(t *testing.T) {

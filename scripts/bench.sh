@@ -372,13 +372,11 @@ perf_part() {
 		[[ $picked == *" ${name// /} "* ]] || continue
 		# atomic_bw's 8-byte messages make well under 1 MB/s, which the
 		# two decimals of the BW column cannot compare: its message rate
-		# has six
-		local col=4 unit=MB/s key=bw_avg_mbs
-		[ "$test" = atomic_bw ] && col=5 unit=Mpps key=msg_rate_mpps
-		# a timed test (-D) runs without -n and records no iterations;
-		# 5000 atomics end in about 0.1 s, too short a run to compare
-		local n=$iters
-		[ "$test" = atomic_bw ] && n=$((iters * 20))
+		# has six; and 5000 atomics end in about 0.1 s, too short a run
+		# to compare, so atomic_bw runs 20 times as many
+		local col=4 unit=MB/s key=bw_avg_mbs n=$iters
+		[ "$test" = atomic_bw ] && col=5 unit=Mpps key=msg_rate_mpps n=$((iters * 20))
+		# a timed test (-D) runs without -n and records no iterations
 		local count_args=(-n "$n") counted="\"iterations\": $n, "
 		[[ " $args " == *" -D "* ]] && count_args=() counted=
 		ib=$(stage "ib_$test")
