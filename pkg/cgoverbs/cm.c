@@ -1,13 +1,12 @@
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "cm.h"
 #include "qpinit.h"
+#include "waitfd.h"
 
 // librdmacm's calls return -1 and set errno.
 #define CM_CALL(call) ((call) ? -errno : 0)
@@ -115,31 +114,12 @@ int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_at
 	return CM_CALL(rdma_create_qp(id, pd, attr));
 }
 
-static long cm_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int cm_wait_readable(int fd, int timeout_ms)
 {
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	long deadline = timeout_ms >= 0 ? cm_now_ms() + timeout_ms : 0;
-	for (;;) {
-		int left = -1;
-		if (timeout_ms >= 0) {
-			long l = deadline - cm_now_ms();
-			left = l > 0 ? (int)l : 0;
-		}
-		int n = poll(&p, 1, left);
-		if (n > 0)
-			return 0;
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
+	int ready = cv_wait_fds(fd, -1, cv_deadline(timeout_ms));
+	if (ready < 0)
+		return ready;
+	return ready ? 0 : -ETIMEDOUT;
 }
 
 int cm_get_event(struct rdma_event_channel *ch, int timeout_ms, struct cm_event_copy *out)

@@ -1,10 +1,9 @@
 #include <endian.h>
 #include <errno.h>
-#include <poll.h>
-#include <time.h>
 #include "cverrno.h"
 #include "cq.h"
 #include "slice.h"
+#include "waitfd.h"
 
 int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max) {
 	if (max > CV_WC_BATCH)
@@ -39,35 +38,6 @@ int cv_poll_count(struct ibv_cq *cq, struct cv_cq_state *st, int want, int slice
 			break;
 	}
 	return done;
-}
-
-static long cv_now_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-// cv_wait_fds polls fd a (and b when >= 0) for input, retrying on EINTR
-// until timeout_ms (-1 = forever) has passed. Returns a bitmask of ready fds
-// (1 = a, 2 = b), 0 on timeout, -errno on failure.
-static int cv_wait_fds(int a, int b, int timeout_ms) {
-	struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
-	long deadline = timeout_ms >= 0 ? cv_now_ms() + timeout_ms : 0;
-	for (;;) {
-		int left = -1;
-		if (timeout_ms >= 0) {
-			long l = deadline - cv_now_ms();
-			left = l > 0 ? (int)l : 0;
-		}
-		int n = poll(p, b >= 0 ? 2 : 1, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		return (p[0].revents ? 1 : 0) | (b >= 0 && p[1].revents ? 2 : 0);
-	}
 }
 
 // cv_take_event reads and acknowledges one completion event of cq.
@@ -116,7 +86,7 @@ int cv_woken(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state 
 // first; -ETIMEDOUT; or -errno.
 int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st,
 		    int max, int other_fd, int timeout_ms) {
-	long deadline = timeout_ms >= 0 ? cv_now_ms() + timeout_ms : 0;
+	int64_t deadline = cv_deadline(timeout_ms);
 	st->other_ready = 0;
 	for (int i = 0; i < st->spin; i++) {
 		int n = cv_poll(cq, st, max);
@@ -136,12 +106,7 @@ int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state 
 			st->armed = 1;
 			continue;
 		}
-		int left = -1;
-		if (timeout_ms >= 0) {
-			long l = deadline - cv_now_ms();
-			left = l > 0 ? (int)l : 0;
-		}
-		int ready = cv_wait_fds(ch->fd, other_fd, left);
+		int ready = cv_wait_fds(ch->fd, other_fd, deadline);
 		if (ready < 0)
 			return ready;
 		if (ready == 0)

@@ -126,10 +126,9 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 		if (*p == want)
 			return 0;
 		if (timeout_ms >= 0 && (i & 1023) == 1023) {
-			long now = cv_coarse_ms();
 			if (deadline < 0)
-				deadline = now + timeout_ms;
-			else if (now > deadline)
+				deadline = cv_coarse_deadline_ms(timeout_ms);
+			else if (cv_coarse_ms() >= deadline)
 				return -ETIMEDOUT;
 		}
 		if (yield)
@@ -521,10 +520,9 @@ static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *v
 			return 1;
 		}
 		if (spins % CV_POLLS_PER_CLOCK == 0) {
-			long now = cv_coarse_ms();
 			if (deadline < 0)
-				deadline = now + idle_ms;
-			else if (now > deadline)
+				deadline = cv_coarse_deadline_ms(idle_ms);
+			else if (cv_coarse_ms() >= deadline)
 				return -2;
 		}
 	}

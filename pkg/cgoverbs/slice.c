@@ -62,6 +62,15 @@ long cv_coarse_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+long cv_coarse_deadline_ms(int timeout_ms)
+{
+	struct timespec res;
+	long res_ms = 1;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
+		res_ms = (res.tv_sec * 1000000000L + res.tv_nsec + 999999) / 1000000;
+	return cv_coarse_ms() + timeout_ms + res_ms;
+}
+
 int cv_slice_over(void)
 {
 	return cv_slice_fired;

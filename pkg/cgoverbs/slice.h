@@ -27,6 +27,11 @@ enum { CV_SLICE_REPEAT_MS = 10 };
 // hpet for it); a bound of milliseconds needs no more.
 long cv_coarse_ms(void);
 
+// cv_coarse_deadline_ms is a deadline timeout_ms from now on cv_coarse_ms's
+// clock that passes no earlier than timeout_ms from now on the precise
+// one: the coarse clock lags by up to its resolution, which is added.
+long cv_coarse_deadline_ms(int timeout_ms);
+
 // CV_POLLS_PER_CLOCK is how many empty polls a busy loop makes between two
 // looks at cv_coarse_ms.
 enum { CV_POLLS_PER_CLOCK = 4096 };
