@@ -19,15 +19,10 @@ func TestCMEventNamesAreLibrdmacms(t *testing.T) {
 // The CM event wait keeps its deadline when signals interrupt poll: a
 // steady stream of them must not make a 200 ms wait last until they stop.
 func TestEventWaitKeepsDeadlineAcrossSignals(t *testing.T) {
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
+	fd := silentPipe(t)
 	underSignals(t, 10*time.Millisecond, func() {
 		start := time.Now()
-		errno := waitReadable(p[0], 200*time.Millisecond)
+		errno := waitReadable(fd, 200*time.Millisecond)
 		took := time.Since(start)
 		if errno != syscall.ETIMEDOUT {
 			t.Fatalf("wait returned errno %d (%v), want ETIMEDOUT", int(errno), errno)

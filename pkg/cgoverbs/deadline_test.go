@@ -18,12 +18,7 @@ import (
 // the spinning waits lags the precise one by up to a tick; neither may
 // end a wait early.
 func TestWaitsNeverEndBeforeTheirDeadline(t *testing.T) {
-	var p [2]int
-	if err := syscall.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
+	fd := silentPipe(t)
 	f := newFaked(t, 0, 0, 0, 0) // no completions, a channel whose fd is -1
 	perf := fakedPerf(t, f)
 	var wc [1]rdma.WC
@@ -31,7 +26,7 @@ func TestWaitsNeverEndBeforeTheirDeadline(t *testing.T) {
 		name string
 		wait func(time.Duration) error
 	}{
-		{"CM event wait", func(d time.Duration) error { return waitReadable(p[0], d) }},
+		{"CM event wait", func(d time.Duration) error { return waitReadable(fd, d) }},
 		{"CQ Await", func(d time.Duration) error { _, _, err := f.cq.Await(wc[:], -1, d); return err }},
 		{"WaitByte", func(d time.Duration) error { return perf.WaitByte(0, 1, d, false) }},
 	}
@@ -51,6 +46,19 @@ func TestWaitsNeverEndBeforeTheirDeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// silentPipe is the read end of a pipe nothing is written to.
+func silentPipe(t *testing.T) int {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+	})
+	return p[0]
 }
 
 // underSignals runs fn on this thread while SIGUSR1 comes to the thread
