@@ -18,12 +18,6 @@ enum { PF_POLL_BATCH = 16 };
 // PF_MAX_POST_LIST is rdma.MaxPostList.
 enum { PF_MAX_POST_LIST = 64 };
 
-static int64_t pf_now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 // The loops stamp each message with the CPU's counter, as perftest's
 // get_cycles does: clock_gettime may be a system call (the lab's qemu
 // guest runs on the hpet clocksource: 1.3 us a call against 19 ns for
@@ -39,12 +33,12 @@ static inline int64_t pf_ticks(void) {
 	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
 	return v;
 #else
-	return pf_now_ns();
+	return cv_now_ns();
 #endif
 }
 
 static void pf_clock_start(struct pf_clock *c) {
-	c->ns0 = pf_now_ns();
+	c->ns0 = cv_now_ns();
 	c->ticks0 = pf_ticks();
 }
 
@@ -54,7 +48,7 @@ static void pf_clock_start(struct pf_clock *c) {
 static void pf_clock_stop(struct pf_clock *c) {
 	int64_t ns1, ticks1;
 	do {
-		ns1 = pf_now_ns();
+		ns1 = cv_now_ns();
 		ticks1 = pf_ticks();
 	} while (ns1 - c->ns0 < 1000000);
 	c->per_tick = ticks1 > c->ticks0 ? (double)(ns1 - c->ns0) / (double)(ticks1 - c->ticks0) : 1.0;
@@ -193,7 +187,7 @@ static int pf_recv_take(struct pf_recv *r, struct pf_recv_state *st, const struc
 // then, it moves the deadline on when there was progress since the last
 // call.
 static int pf_idle(int *progressed, int64_t *deadline, int idle_ms) {
-	int64_t now = pf_now_ns();
+	int64_t now = cv_now_ns();
 	if (*progressed)
 		*deadline = now + (int64_t)idle_ms * 1000000;
 	else if (now > *deadline)
@@ -334,7 +328,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 	for (;;) {
 		for (int q = 0; q < r->nqp && !stop && !hold; q++) {
 			if (paced && !in_burst) {
-				int64_t t = pf_now_ns();
+				int64_t t = cv_now_ns();
 				if (t < next_burst) {
 					// waiting out the gap is not idleness
 					progressed = 1;
@@ -368,7 +362,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 		}
 		if (timed && !stop && !hold && (look || ++passes % 64 == 0)) {
 			look = 0;
-			int64_t t = pf_now_ns();
+			int64_t t = cv_now_ns();
 			stop = t >= end;
 			in_window = t >= win_from && t < win_to;
 		}
@@ -397,7 +391,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				progressed = 1;
 				if (hold && timed) {
 					// the held side's time runs from the first message
-					int64_t t0 = pf_now_ns();
+					int64_t t0 = cv_now_ns();
 					end = t0 + r->duration_ns;
 					win_from = t0 + r->margin_ns;
 					win_to = end - r->margin_ns;

@@ -8,13 +8,6 @@
 // Batches of completions between two looks at the clock.
 enum { PP_BATCHES_PER_CLOCK = 16 };
 
-static int64_t pp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int pp_post_send(struct pp_run *r, int qi)
 {
 	struct ibv_sge sge = {.addr = r->send_addr, .length = r->send_len, .lkey = r->send_lkey};
@@ -140,7 +133,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			}
 			r->pending[i] |= r->send_id;
 		}
-		r->began = pp_now_ns();
+		r->began = cv_now_ns();
 		if (r->stamps)
 			r->stamps[0] = r->began;
 	}
@@ -181,7 +174,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 				}
 				r->received++;
 				if (r->stamps)
-					r->stamps[r->received] = pp_now_ns();
+					r->stamps[r->received] = cv_now_ns();
 			} else {
 				return pp_fail(r, PP_UNKNOWN_WRID, w, ne);
 			}
@@ -193,7 +186,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			}
 		}
 	}
-	r->ended = pp_now_ns();
+	r->ended = cv_now_ns();
 	r->stop = PP_DONE;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef RDMACTL_SLICE_H
 #define RDMACTL_SLICE_H
 
+#include <stdint.h>
 #include <time.h>
 
 // cv_slice_start arms a timer that signals this thread after first_ms
@@ -20,6 +21,15 @@ int cv_slice_start(timer_t *t, int first_ms);
 int cv_slice_over(void);
 
 enum { CV_SLICE_REPEAT_MS = 10 };
+
+// cv_now_ns is CLOCK_MONOTONIC in nanoseconds. Inline: the loops stamp
+// messages with it.
+static inline int64_t cv_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 // cv_coarse_ms is CLOCK_MONOTONIC_COARSE in milliseconds. It is read from
 // the vDSO's page, without a system call even where the precise clock

@@ -1,14 +1,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <time.h>
+#include "slice.h"
 #include "waitfd.h"
-
-static int64_t cv_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 int64_t cv_deadline(int timeout_ms)
 {
