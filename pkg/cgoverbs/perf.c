@@ -119,12 +119,8 @@ int pf_spin_byte(const volatile uint8_t *p, uint8_t want, int timeout_ms, int yi
 	for (unsigned i = 0;; i++) {
 		if (*p == want)
 			return 0;
-		if (timeout_ms >= 0 && (i & 1023) == 1023) {
-			if (deadline < 0)
-				deadline = cv_coarse_deadline_ms(timeout_ms);
-			else if (cv_coarse_ms() >= deadline)
-				return -ETIMEDOUT;
-		}
+		if (timeout_ms >= 0 && (i & 1023) == 1023 && cv_coarse_passed(&deadline, timeout_ms))
+			return -ETIMEDOUT;
 		if (yield)
 			sched_yield();
 	}
@@ -513,12 +509,8 @@ static int pf_poll_one(struct ibv_cq *cq, int idle_ms, uint32_t *st, uint32_t *v
 			*vendor = wc.vendor_err;
 			return 1;
 		}
-		if (spins % CV_POLLS_PER_CLOCK == 0) {
-			if (deadline < 0)
-				deadline = cv_coarse_deadline_ms(idle_ms);
-			else if (cv_coarse_ms() >= deadline)
-				return -2;
-		}
+		if (spins % CV_POLLS_PER_CLOCK == 0 && cv_coarse_passed(&deadline, idle_ms))
+			return -2;
 	}
 }
 

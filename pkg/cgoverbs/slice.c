@@ -62,13 +62,16 @@ long cv_coarse_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-long cv_coarse_deadline_ms(int timeout_ms)
+int cv_coarse_passed(long *deadline, int timeout_ms)
 {
+	if (*deadline >= 0)
+		return cv_coarse_ms() >= *deadline;
 	struct timespec res;
 	long res_ms = 1;
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
 		res_ms = (res.tv_sec * 1000000000L + res.tv_nsec + 999999) / 1000000;
-	return cv_coarse_ms() + timeout_ms + res_ms;
+	*deadline = cv_coarse_ms() + timeout_ms + res_ms;
+	return 0;
 }
 
 int cv_slice_over(void)

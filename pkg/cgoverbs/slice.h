@@ -37,10 +37,12 @@ static inline int64_t cv_now_ns(void)
 // hpet for it); a bound of milliseconds needs no more.
 long cv_coarse_ms(void);
 
-// cv_coarse_deadline_ms is a deadline timeout_ms from now on cv_coarse_ms's
-// clock that passes no earlier than timeout_ms from now on the precise
-// one: the coarse clock lags by up to its resolution, which is added.
-long cv_coarse_deadline_ms(int timeout_ms);
+// cv_coarse_passed bounds a busy loop that looks at cv_coarse_ms now and
+// then: the first look (*deadline negative) sets the deadline timeout_ms
+// away, later ones say whether it has passed. The deadline adds the
+// coarse clock's resolution, by which it lags the precise one, so it
+// passes no earlier than timeout_ms after the first look.
+int cv_coarse_passed(long *deadline, int timeout_ms);
 
 // CV_POLLS_PER_CLOCK is how many empty polls a busy loop makes between two
 // looks at cv_coarse_ms.
