@@ -189,6 +189,13 @@ func TestTwoHostsServePingpong(t *testing.T) {
 		t.Errorf("smoke --pingpong A -> B: exit %d, pingpong check %+v\n%s%s", sm.Code, pp, sm.Stdout, sm.Stderr)
 	}
 
+	// A session ends some seconds after its client, on a silence as long
+	// as 20 of its slowest round trips, which over this link can outlast
+	// the delayed run below: SIGTERM must cut none of these three.
+	if !remoteSessionsEnded(t, 3*time.Minute) {
+		t.Errorf("serve's sessions on B still hold QPs 3 minutes after their clients ended")
+	}
+
 	if r := run(t, time.Minute, "sh", "-c", "modprobe sch_netem && tc qdisc add dev eth0 root netem delay 20ms"); r.Code != 0 {
 		t.Fatalf("netem on A: %+v", r)
 	}
@@ -207,6 +214,7 @@ func TestTwoHostsServePingpong(t *testing.T) {
 		t.Fatalf("cannot stop serve on B: %+v", r)
 	}
 	stopped := run(t, 2*time.Minute, labRemote, "--wait", "servepp", "60")
+	t.Logf("serve's log on B:\n%s", stopped.Stdout)
 	// The run smoke stopped ends as ok when it stopped between round
 	// trips (serve cannot tell it from a client that ran fewer), as
 	// failed when an answer was in flight or SIGTERM came first.

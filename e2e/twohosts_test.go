@@ -18,6 +18,15 @@ func remote(t *testing.T, limit time.Duration, script string) result {
 	return run(t, limit, labRemote, script)
 }
 
+// remoteSessionsEnded waits up to limit for B to hold no QP but its GSI
+// one: serve's sessions end on their clients' silence, which lasts
+// longer the slower their round trips were.
+func remoteSessionsEnded(t *testing.T, limit time.Duration) bool {
+	t.Helper()
+	drained := fmt.Sprintf(`for i in $(seq %d); do [ -z "$(rdma res show qp | grep -v 'type GSI')" ] && exit 0; sleep 0.2; done; exit 1`, int(limit/(200*time.Millisecond)))
+	return remote(t, limit+time.Minute, drained).Code == 0
+}
+
 func shellJoin(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
