@@ -101,9 +101,8 @@ func TestRawWaitTimesOutWithoutBlockingInC(t *testing.T) {
 // timeout (forever stays forever).
 func TestRawWaitFallsBackToBlocking(t *testing.T) {
 	for _, timeout := range []time.Duration{-1, time.Second} {
-		q := newPipeCQ(t)
 		w := newWaiter(pollwait.NoSpin, nil, true)
-		q.born = time.Now()
+		q := newPipeCQ(t) // born just before the wait starts its clock
 		w.await(q, nil, make([]rdma.WC, 4), timeout)
 		if len(q.blocking) != 1 || q.rawRounds == 0 {
 			t.Fatalf("timeout %v: blocking calls %v, raw rounds %d", timeout, q.blocking, q.rawRounds)
@@ -122,7 +121,7 @@ func TestRawWaitFallsBackToBlocking(t *testing.T) {
 			}
 			continue
 		}
-		// The waiter's clock starts after born and stops before the
+		// The waiter's clock starts after q's birth and stops before the
 		// Await that records at, and a bounded wait sleeps out a whole
 		// raw slice first: both bounds hold however late either clock
 		// read is scheduled.
