@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <poll.h>
-#include <time.h>
 #include "slice.h"
 #include "waitfd.h"
 
