@@ -150,6 +150,17 @@ per_run() {
 	echo "$best"
 }
 
+# in_turn R VARIANT…: sets order to the variants in round R's order, each
+# round's turned by one place. In one fixed order a variant always runs
+# right after the same other one, so whatever a run leaves to the next
+# lands on the same side of every paired ratio; in turn, each runs first
+# as often and none always follows the same one.
+in_turn() {
+	local k=$((($1 - 1) % ($# - 1)))
+	shift
+	order=("${@:k+1}" "${@:1:k}")
+}
+
 # least A B: the smaller number; B when A is empty.
 least() { if [ -z "$1" ] || [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi; }
 
@@ -197,12 +208,13 @@ guest() {
 	local parts=" ${BENCH_PARTS:-ping startup rss floor} "
 	local variants=("rping|$rping|$rping" "rdmactl|$ours ping|$ours ping")
 	[ -n "$before" ] && variants+=("rdmactl before|$before ping|$before ping")
-	local size v r name s c wall cpu wall1 cpu1 rw rc
+	local size v r order name s c wall cpu wall1 cpu1 rw rc
 	for size in 64 65535; do
 		[[ $parts == *" ping "* ]] || break
 		declare -A bw=() bc=() bw1=() bc1=()
 		for r in $(seq "$rounds"); do
-			for v in "${variants[@]}"; do
+			in_turn "$r" "${variants[@]}"
+			for v in "${order[@]}"; do
 				IFS='|' read -r name s c <<<"$v"
 				read -r wall cpu <<<"$(pair "$size" "$s" "$c")"
 				read -r wall1 cpu1 <<<"$(pair "$size" "$s" "$c" 1)"
@@ -357,7 +369,7 @@ keep() {
 # write_lat and read_lat (rdmactl with --busy-poll, as perftest polls; and
 # send_lat with its default adaptive wait).
 perf_part() {
-	local ours=$1 before=$2 gid iters=${BENCH_PERF_ITERS:-5000} r v t name s c out row cpu test args ib
+	local ours=$1 before=$2 gid iters=${BENCH_PERF_ITERS:-5000} r v order t name s c out row cpu test args ib
 	gid=$(rdma_gid_index)
 	if ! command -v ib_write_bw >/dev/null; then
 		echo "perf         perftest not installed (apt-get install perftest)"
@@ -384,7 +396,8 @@ perf_part() {
 		[ -n "$before" ] && variants+=("rdmactl before|$before perf $test|$before perf $test")
 		declare -A best=() all=() bcpu=() rnr=()
 		for r in $(seq "$rounds"); do
-			for v in "${variants[@]}"; do
+			in_turn "$r" "${variants[@]}"
+			for v in "${order[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
 				local naks
 				# shellcheck disable=SC2086 # args are words
@@ -416,7 +429,8 @@ perf_part() {
 		[ -n "$before" ] && variants+=("rdmactl before --busy-poll|$before perf $test --busy-poll|$before perf $test --busy-poll")
 		declare -A best=() all=()
 		for r in $(seq "$rounds"); do
-			for v in "${variants[@]}"; do
+			in_turn "$r" "${variants[@]}"
+			for v in "${order[@]}"; do
 				IFS='|' read -r tool s c <<<"$v"
 				out=$(perf_pair "$s" "$c" "${common[@]}" -n "$count") || return 1
 				row=$(echo "$out" | awk 'NR == 1 { print $5 }')
@@ -459,7 +473,7 @@ pingpong_pair() {
 # pingpong_part: usec/iter of ibv_rc_pingpong against rdmactl pingpong rc,
 # polling and with -e, alternating, in this boot.
 pingpong_part() {
-	local ours=$1 before=$2 gid r v name s c out us cpu mode
+	local ours=$1 before=$2 gid r v order name s c out us cpu mode
 	if ! command -v ibv_rc_pingpong >/dev/null; then
 		echo "pingpong     ibv_rc_pingpong not installed (apt-get install ibverbs-utils)"
 		return
@@ -474,7 +488,8 @@ pingpong_part() {
 		[ -n "$before" ] && variants+=("rdmactl before|$before pingpong rc|$before pingpong rc")
 		declare -A best=() bcpu=() all=()
 		for r in $(seq "$rounds"); do
-			for v in "${variants[@]}"; do
+			in_turn "$r" "${variants[@]}"
+			for v in "${order[@]}"; do
 				IFS='|' read -r name s c <<<"$v"
 				out=$(pingpong_pair "$s" "$c" -d rxe0 -g "$gid" -n "$count" "${extra[@]}") || return 1
 				read -r us cpu <<<"$out"
@@ -497,7 +512,7 @@ pingpong_part() {
 # cm_part: cmtime's per-connection set-up, the C client against rdmactl cm
 # cmtime, alternating, both against one C cmtime server in this boot.
 cm_part() {
-	local ours=$1 before=$2 conns=${BENCH_CM_CONNS:-100} r v name c out total
+	local ours=$1 before=$2 conns=${BENCH_CM_CONNS:-100} r v order name c out total
 	if ! command -v cmtime >/dev/null; then
 		echo "cm           cmtime not installed (apt-get install rdmacm-utils)"
 		return
@@ -513,7 +528,8 @@ cm_part() {
 	declare -A best=() all=() steps=() stepall=()
 	local stepnames=() st val rows stepsnow sep
 	for r in $(seq "$rounds"); do
-		for v in "${variants[@]}"; do
+		in_turn "$r" "${variants[@]}"
+		for v in "${order[@]}"; do
 			IFS='|' read -r name c <<<"$v"
 			out=$(timeout 120 $c -s 10.9.0.1 -p $port -c "$conns" 2>/dev/null) || { echo "bench: $name cmtime failed" >&2; kill $spid; return 1; }
 			# the table's rows, "step|us/conn", read once for the total, this
@@ -575,7 +591,7 @@ cm_msg_pair() {
 # spread does not swamp the messages; udaddy fails above rxe's 16384
 # work requests a queue.
 cm_messages() {
-	local ours=$1 before=$2 msgs=${BENCH_CM_MSGS:-15000} tool r v name c listen wn w1 per
+	local ours=$1 before=$2 msgs=${BENCH_CM_MSGS:-15000} tool r v order name c listen wn w1 per
 	for tool in udaddy ucmatose; do
 		local ref
 		ref=$(stage "$tool")
@@ -583,7 +599,8 @@ cm_messages() {
 		[ -n "$before" ] && variants+=("rdmactl before|$before cm $tool")
 		declare -A best=() all=()
 		for r in $(seq "$rounds"); do
-			for v in "${variants[@]}"; do
+			in_turn "$r" "${variants[@]}"
+			for v in "${order[@]}"; do
 				IFS='|' read -r name c <<<"$v"
 				local args=()
 				# udaddy listens on its fixed port 7174; ucmatose takes -p
