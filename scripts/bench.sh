@@ -28,7 +28,8 @@
 #         and -e (events), at
 #         the default 4096 bytes, BENCH_COUNT iterations: the client's
 #         usec/iter and CPU (user+sys of both sides), best of ROUNDS
-#         alternating rounds
+#         alternating rounds; BENCH_PINGPONG_MODES (default "poll events")
+#         picks one mode or both
 #   cm    (not in the default parts) connection set-up as cmtime measures
 #         it: cmtime -s against rdmactl cm cmtime -s (and BENCH_BEFORE's),
 #         all against a C cmtime
@@ -78,7 +79,7 @@ host() {
 		log=$(mktemp)
 		echo "== lab boot, $smp vCPU(s)"
 		BENCH_BEFORE=$before "$here/lab.sh" run --smp "$smp" --timeout "${BENCH_LAB_TIMEOUT:-3600}" -- \
-			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_CM_CONNS='${BENCH_CM_CONNS:-}' BENCH_CM_MSGS='${BENCH_CM_MSGS:-}' BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
+			"BENCH_PARTS='${BENCH_PARTS:-ping startup rss floor}' BENCH_COUNT=$count ROUNDS=$rounds BENCH_CLIENTS=$clients BENCH_RUNS=$runs BENCH_PERF_ITERS=${BENCH_PERF_ITERS:-5000} BENCH_PERF_TESTS='${BENCH_PERF_TESTS:-}' BENCH_PINGPONG_MODES='${BENCH_PINGPONG_MODES:-}' BENCH_CM_CONNS='${BENCH_CM_CONNS:-}' BENCH_CM_MSGS='${BENCH_CM_MSGS:-}' BENCH_RSS=$([ "$smp" = "$rss_in" ] && echo 1) BENCH_BEFORE=$before scripts/bench.sh --guest $bin" |
 			tee "$log" | grep -v '^BENCH ' || { rm -f "$log"; echo "bench: the lab run at --smp $smp failed" >&2; exit 1; }
 		while IFS= read -r l; do records+=("${l#BENCH }"); done < <(grep '^BENCH ' "$log")
 		rm -f "$log"
@@ -481,7 +482,7 @@ pingpong_part() {
 	gid=$(rdma_gid_index)
 	local rc
 	rc=$(stage ibv_rc_pingpong)
-	for mode in poll events; do
+	for mode in ${BENCH_PINGPONG_MODES:-poll events}; do
 		local extra=()
 		[ "$mode" = events ] && extra=(-e)
 		local variants=("ibv_rc_pingpong|$rc|$rc" "rdmactl|$ours pingpong rc|$ours pingpong rc")

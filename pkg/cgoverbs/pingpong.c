@@ -43,8 +43,12 @@ static int pp_post_recvs(struct pp_run *r, int n)
 
 // pp_wait returns completions, 0 once the slice is over without one
 // (polling: the deadline, in ms of the coarse clock, -1 for none; with a
-// channel: the slice's signal), or -errno. With a channel it sleeps as
-// the tools' -e does: take the event, re-arm, poll.
+// channel: the slice's signal), or -errno. With a channel it polls before
+// it arms: after a wake-up the completion is answered first, and the arm
+// (a system call) comes before the next sleep, while the peer works on
+// the answer, instead of between the wake-up and the answer as in the
+// tools' -e. A poll follows every arm, so a completion that came before
+// it is not left waiting for an event that will not come.
 static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 {
 	if (!r->ch) {
@@ -59,15 +63,16 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 		}
 	}
 	for (;;) {
+		int n = ibv_poll_cq(r->cq, max, wc);
+		if (n != 0)
+			return n < 0 ? cv_neg(n) : n;
 		if (!r->st->armed) {
 			int rc = ibv_req_notify_cq(r->cq, 0);
 			if (rc)
 				return cv_neg(rc);
 			r->st->armed = 1;
+			continue;
 		}
-		int n = ibv_poll_cq(r->cq, max, wc);
-		if (n != 0)
-			return n < 0 ? cv_neg(n) : n;
 		if (cv_slice_over())
 			return 0;
 		struct ibv_cq *ev_cq;
