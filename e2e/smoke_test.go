@@ -252,7 +252,7 @@ func TestSingleSmokeLoopback(t *testing.T) {
 	noRDMALeft(t)
 }
 
-// TestSingleServeUnderLoad: 100 rping-protocol clients in a row, then 8
+// TestSingleServeUnderLoad: 300 rping-protocol clients in a row, then 8
 // smoke clients at once (each an rping-protocol ping and an RC demo); all
 // pass, the log has a line for each, RSS stays flat after warm-up
 // (checkFlatRSS), and SIGTERM leaves no QP or cm_id.
@@ -262,15 +262,16 @@ func TestSingleServeUnderLoad(t *testing.T) {
 	pid := s.cmd.Process.Pid
 	// The clients in a row run in this process (pingInProcess); the real
 	// rping is the client in the tests above.
-	samples := make([]int, 0, 100)
+	samples := make([]int, 0, flatRSSClients)
 	begin := time.Now()
-	for i := 0; i < 100; i++ {
+	for i := 0; i < flatRSSClients; i++ {
 		if err := pingInProcess(cmPort, 1); err != nil {
 			t.Fatalf("sequential client %d: %v", i, err)
 		}
 		samples = append(samples, rss(t, pid))
 	}
-	t.Logf("100 sequential rping-protocol clients in %v; serve RSS %d KiB after 20, %d after 50, %d after 100", time.Since(begin), samples[19], samples[49], samples[99])
+	t.Logf("%d sequential rping-protocol clients in %v; serve RSS %d KiB after 20, %d after 100, %d after %d (anonymous %d, files %d)", flatRSSClients, time.Since(begin),
+		samples[19], samples[99], samples[flatRSSClients-1], flatRSSClients, procStatusKiB(t, pid, "RssAnon"), procStatusKiB(t, pid, "RssFile"))
 
 	// Between clients only the listeners are left (rping's and the
 	// rdma_cm tools' two): no session leaks a cm_id or a QP while serve
@@ -284,10 +285,10 @@ func TestSingleServeUnderLoad(t *testing.T) {
 		}
 	}
 	if len(ids) != 3 || listening != 3 {
-		t.Errorf("after 100 clients serve holds %d cm_ids, %d of them listeners, want the 3 listeners:\n%s", len(ids), listening, cm)
+		t.Errorf("after %d clients serve holds %d cm_ids, %d of them listeners, want the 3 listeners:\n%s", flatRSSClients, len(ids), listening, cm)
 	}
 	if qp, _ := exec.Command("bash", "-c", "rdma res show qp | grep -v 'type GSI'").Output(); len(qp) > 0 {
-		t.Errorf("after 100 clients serve holds QPs:\n%s", qp)
+		t.Errorf("after %d clients serve holds QPs:\n%s", flatRSSClients, qp)
 	}
 
 	var wg sync.WaitGroup
@@ -312,8 +313,8 @@ func TestSingleServeUnderLoad(t *testing.T) {
 
 	out := s.stop()
 	lines := logLines(out.Stdout)
-	if lines["ping ok"] != 108 || lines["demo ok"] != 8 || len(lines) != 2 {
-		t.Errorf("serve log: want 108 ping ok and 8 demo ok, got %v", lines)
+	if lines["ping ok"] != flatRSSClients+8 || lines["demo ok"] != 8 || len(lines) != 2 {
+		t.Errorf("serve log: want %d ping ok and 8 demo ok, got %v", flatRSSClients+8, lines)
 	}
 	noRDMALeft(t)
 }
