@@ -53,6 +53,29 @@ static int cv_take_event(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct 
 	return 0;
 }
 
+// cv_arm_or_sleep is one step of a wait on cq's channel ch that sleeps
+// (perftest's and the ibv_*_pingpong tools' -e), taken after a poll found
+// cq empty: unarmed, it asks for the next completion event and returns 1
+// (poll once more: a completion that came before the arming raises none);
+// armed, it sleeps until an event, takes it and returns 1, or until a
+// signal (the slice timer's), 0. Or -errno.
+int cv_arm_or_sleep(struct ibv_cq *cq, struct ibv_comp_channel *ch, int *armed) {
+	if (!*armed) {
+		int rc = ibv_req_notify_cq(cq, 0);
+		if (rc)
+			return cv_neg(rc);
+		*armed = 1;
+		return 1;
+	}
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return errno == EINTR ? 0 : -errno;
+	ibv_ack_cq_events(ev_cq, 1);
+	*armed = 0;
+	return 1;
+}
+
 // cv_ready_to_sleep takes up to max completions of cq or, when there are
 // none, arms notification so that the next one makes the channel
 // readable: 0 means the caller may sleep on the channel's fd now. No

@@ -33,6 +33,7 @@ int cv_poll(struct ibv_cq *cq, struct cv_cq_state *st, int max);
 // many it took. The completions are counted, not kept.
 enum { CV_COUNT_BATCH = 8 };
 int cv_poll_count(struct ibv_cq *cq, struct cv_cq_state *st, int want, int slice_ms);
+int cv_arm_or_sleep(struct ibv_cq *cq, struct ibv_comp_channel *ch, int *armed);
 int cv_ready_to_sleep(struct ibv_cq *cq, struct cv_cq_state *st, int max);
 int cv_woken(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st, int max);
 int cv_await(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct cv_cq_state *st,

@@ -8,6 +8,7 @@
 #include <x86intrin.h>
 #endif
 #include <infiniband/verbs.h>
+#include "cq.h"
 #include "cverrno.h"
 #include "perf.h"
 #include "slice.h"
@@ -192,28 +193,7 @@ static int pf_idle(int *progressed, int64_t *deadline, int idle_ms) {
 	return 0;
 }
 
-// pf_sleep is perftest's -e wait (ctx_notify_events) on cq's channel ch:
-// unarmed, it asks for the next completion event and returns 1 (poll once
-// more: a completion that came before the arming raises none); armed, it
-// sleeps until an event, 1, or the slice timer's signal, 0. Or -errno.
-static int pf_sleep(struct ibv_cq *cq, struct ibv_comp_channel *ch, int *armed) {
-	if (!*armed) {
-		int rc = ibv_req_notify_cq(cq, 0);
-		if (rc)
-			return cv_neg(rc);
-		*armed = 1;
-		return 1;
-	}
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
-		return errno == EINTR ? 0 : -errno;
-	ibv_ack_cq_events(ev_cq, 1);
-	*armed = 0;
-	return 1;
-}
-
-// pf_sleep_either is pf_sleep on a stream's send CQ and its receive CQ,
+// pf_sleep_either is cv_arm_or_sleep on a stream's send CQ and its receive CQ,
 // each with its channel (perftest's -b has one channel for both): it
 // arms each CQ that is not armed and returns 1 (poll both once more), or
 // sleeps in poll(2) until either channel has an event, takes it and
@@ -421,7 +401,7 @@ static int pf_stream_loop(struct ibv_cq *cq, struct pf_run *r, const struct pf_c
 				struct ibv_cq *cqs[2] = {cq, r->recv_cq};
 				struct ibv_comp_channel *chs[2] = {r->ch, rv ? rv->ch : NULL};
 				int *armed[2] = {r->armed, rv ? rv->armed : NULL};
-				int rc = rv ? pf_sleep_either(cqs, chs, armed) : pf_sleep(cq, r->ch, r->armed);
+				int rc = rv ? pf_sleep_either(cqs, chs, armed) : cv_arm_or_sleep(cq, r->ch, r->armed);
 				if (rc < 0)
 					return r->sleep_failed = 1, r->done = totccnt, -3 + rc;
 				look = 1;
@@ -666,7 +646,7 @@ static int pf_receive_loop(struct ibv_cq *cq, struct pf_recv *r) {
 		}
 		if (ne == 0) {
 			if (r->ch) {
-				int woke = pf_sleep(cq, r->ch, r->armed);
+				int woke = cv_arm_or_sleep(cq, r->ch, r->armed);
 				if (woke < 0) {
 					r->sleep_failed = 1;
 					rc = -3 + woke;

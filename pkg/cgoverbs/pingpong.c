@@ -1,4 +1,3 @@
-#include <errno.h>
 #include <sched.h>
 #include <time.h>
 #include "cverrno.h"
@@ -47,8 +46,7 @@ static int pp_post_recvs(struct pp_run *r, int n)
 // it arms: after a wake-up the completion is answered first, and the arm
 // (a system call) comes before the next sleep, while the peer works on
 // the answer, instead of between the wake-up and the answer as in the
-// tools' -e. A poll follows every arm, so a completion that came before
-// it is not left waiting for an event that will not come.
+// tools' -e (cv_arm_or_sleep).
 static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 {
 	if (!r->ch) {
@@ -66,24 +64,11 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 		int n = ibv_poll_cq(r->cq, max, wc);
 		if (n != 0)
 			return n < 0 ? cv_neg(n) : n;
-		if (!r->st->armed) {
-			int rc = ibv_req_notify_cq(r->cq, 0);
-			if (rc)
-				return cv_neg(rc);
-			r->st->armed = 1;
-			continue;
-		}
 		if (cv_slice_over())
 			return 0;
-		struct ibv_cq *ev_cq;
-		void *ev_ctx;
-		if (ibv_get_cq_event(r->ch, &ev_cq, &ev_ctx)) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		ibv_ack_cq_events(ev_cq, 1);
-		r->st->armed = 0;
+		int rc = cv_arm_or_sleep(r->cq, r->ch, &r->st->armed);
+		if (rc < 0)
+			return rc;
 	}
 }
 
