@@ -182,3 +182,34 @@ func TestPerfLoopSleepErrorsReachGo(t *testing.T) {
 		Iters: 4, TxDepth: 2, CQMod: 1, Posted: make([]int64, 4), Completed: make([]int64, 4), Idle: time.Second, Events: true})
 	wantErr(t, "no channel", err, "ibv_get_cq_event", syscall.EINVAL)
 }
+
+// The ping-pong loop runs on a thread of its own (offThread): how it
+// ended still reaches Go, a failed poll or channel read as its errno, a
+// refused first send and an idle slice as the loop's stop.
+func TestPingPongLoopEndsReachGo(t *testing.T) {
+	sge := rdma.SGE{Addr: 0x1000, Len: 8, LKey: 1}
+	pingPong := func(f *faked, client, events bool, slice time.Duration) (*rdma.PingPong, error) {
+		p := &rdma.PingPong{QPs: []rdma.QP{cmQP{f.qp}}, Send: sge, Recv: sge, SendID: 1, RecvID: 2,
+			Iters: 4, RxDepth: 1, Outstanding: 1, Client: client, Events: events}
+		return p, cmCQ{f.cq}.PingPong(p, slice)
+	}
+	for _, c := range pollFailures {
+		_, err := pingPong(newFaked(t, 0, c.rc, 0, c.errno), false, false, time.Second)
+		wantErr(t, c.name+" poll", err, "ibv_poll_cq", c.want)
+	}
+	// cvfake's channel fd is -1
+	_, err := pingPong(newFaked(t, 0, 0, 0, 0), false, true, time.Second)
+	wantErr(t, "channel read", err, "ibv_get_cq_event", syscall.EBADF)
+	for _, c := range postFailures {
+		p, err := pingPong(newFaked(t, c.rc, 0, 0, c.errno), true, false, time.Second)
+		if err != nil || p.Stop != rdma.PingPongSendFailed {
+			t.Errorf("%s first send: %v, stop %d, want stop %d", c.name, err, p.Stop, rdma.PingPongSendFailed)
+		}
+	}
+	const slice = 20 * time.Millisecond
+	start := time.Now()
+	p, err := pingPong(newFaked(t, 0, 0, 0, 0), false, false, slice)
+	if took := time.Since(start); err != nil || p.Stop != rdma.PingPongPaused || took < slice {
+		t.Errorf("idle slice of %v: %v, stop %d after %v, want stop %d", slice, err, p.Stop, took, rdma.PingPongPaused)
+	}
+}

@@ -89,8 +89,14 @@ static int pp_run_slice(struct pp_run *r, long deadline);
 
 int pp_loop(struct pp_run *r, int slice_ms)
 {
-	if (!r->ch || slice_ms < 0)
-		return pp_run_slice(r, slice_ms >= 0 ? cv_coarse_ms() + slice_ms : -1);
+	if (!r->ch || slice_ms < 0) {
+		// the coarse clock lags: cv_coarse_passed's deadline ends the
+		// slice no earlier than slice_ms from now
+		long deadline = -1;
+		if (slice_ms >= 0)
+			cv_coarse_passed(&deadline, slice_ms);
+		return pp_run_slice(r, deadline);
+	}
 	timer_t t;
 	int rc = cv_slice_start(&t, slice_ms);
 	if (rc)
@@ -98,6 +104,12 @@ int pp_loop(struct pp_run *r, int slice_ms)
 	rc = pp_run_slice(r, -1);
 	timer_delete(t);
 	return rc;
+}
+
+void pp_loop_off(void *p)
+{
+	struct pp_run *r = p;
+	r->rc = pp_loop(r, r->slice_ms);
 }
 
 // pp_run_slice is pp_loop's work; deadline is the polling loop's (see

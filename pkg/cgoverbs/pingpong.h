@@ -39,10 +39,15 @@ struct pp_run {
 	int sent, received, started, outstanding;
 	uint64_t *pending; // nqp
 
+	int slice_ms, rc; // pp_loop_off's
 	int stop;
 	struct cv_wc wc;
 	int polled;
 };
+
+// pp_loop_off is pp_loop(r, r->slice_ms) for offThread: its result goes
+// to r->rc.
+void pp_loop_off(void *r);
 
 // pp_loop runs r until it is done or fails (r->stop), or until slice_ms
 // (-1: no limit) passed. Returns 0 or -errno of a failed poll or wait.

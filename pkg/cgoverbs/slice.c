@@ -39,6 +39,11 @@ int cv_slice_start(timer_t *t, int first_ms)
 	pthread_once(&cv_signal_once, cv_install_slice_signal);
 	if (cv_signal_err)
 		return -cv_signal_err;
+	// an offThread loop starts with every signal blocked
+	sigset_t own;
+	sigemptyset(&own);
+	sigaddset(&own, CV_SLICE_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &own, NULL);
 	cv_slice_fired = 0;
 	struct sigevent sev = {0};
 	sev.sigev_notify = SIGEV_THREAD_ID;

@@ -106,9 +106,8 @@ func (r *run) pingpong(ctx context.Context) error {
 // loopSlice is how long the verbs' loop runs before this side looks at
 // ctx and --timeout again: a cancelled run ends within it, one with a
 // deadline (a probe's) at the deadline. It is longer than waitStep
-// because every return from the loop costs the Go runtime its hand-offs
-// (the P it had retaken, its monitor thread woken again), which showed in
-// the round trips of both modes.
+// because every return from the loop costs a thread and a wake-up of the
+// Go runtime, on the peer's round trip as well as this side's.
 const loopSlice = time.Second
 
 // loopFailure is the tools' message for why the loop stopped; rc's adds

@@ -1,0 +1,34 @@
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <unistd.h>
+#include "offthread.h"
+
+static void *cv_off_main(void *p)
+{
+	struct cv_off *o = p;
+	// Signals sent to the process (SIGINT, SIGTERM) go to Go's threads,
+	// which handle them; a loop that needs one of its own unblocks it.
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	o->fn(o->arg);
+	uint64_t one = 1;
+	// an eventfd's write of 1 fails only at its count's limit
+	while (write(o->efd, &one, sizeof one) < 0)
+		;
+	return NULL;
+}
+
+int cv_off_start(struct cv_off *o)
+{
+	pthread_attr_t at;
+	int rc = pthread_attr_init(&at);
+	if (rc)
+		return -rc;
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	rc = pthread_create(&t, &at, cv_off_main, o);
+	pthread_attr_destroy(&at);
+	return -rc;
+}
