@@ -2,6 +2,8 @@ package cgoverbs
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -183,10 +185,20 @@ func TestPerfLoopSleepErrorsReachGo(t *testing.T) {
 	wantErr(t, "no channel", err, "ibv_get_cq_event", syscall.EINVAL)
 }
 
-// The ping-pong loop runs on a thread of its own (offThread): how it
-// ended still reaches Go, a failed poll or channel read as its errno, a
-// refused first send and an idle slice as the loop's stop.
+// The ping-pong loop runs on a thread of its own (offThread) when
+// GOMAXPROCS is above 1, on the caller's otherwise: either way how it
+// ended reaches Go, a failed poll or channel read as its errno, a refused
+// first send and an idle slice as the loop's stop.
 func TestPingPongLoopEndsReachGo(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			testPingPongLoopEnds(t)
+		})
+	}
+}
+
+func testPingPongLoopEnds(t *testing.T) {
 	sge := rdma.SGE{Addr: 0x1000, Len: 8, LKey: 1}
 	pingPong := func(f *faked, client, events bool, slice time.Duration) (*rdma.PingPong, error) {
 		p := &rdma.PingPong{QPs: []rdma.QP{cmQP{f.qp}}, Send: sge, Recv: sge, SendID: 1, RecvID: 2,

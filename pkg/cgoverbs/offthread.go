@@ -22,9 +22,9 @@ import (
 // cgo call meanwhile. A P in a long cgo call keeps the runtime's monitor
 // thread waking every few tens of microseconds for the first ten
 // milliseconds (it hands such a P off only after that, when another P is
-// idle), and each wake takes a CPU from the loop or from its peer; a
-// parked goroutine leaves every P idle and the monitor asleep. fn and arg
-// must stay valid until offThread returns.
+// idle: GOMAXPROCS above 1), and each wake takes a CPU from the loop or
+// from its peer; a parked goroutine leaves every P idle and the monitor
+// asleep. fn and arg must stay valid until offThread returns.
 func offThread(fn, arg unsafe.Pointer) error {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
