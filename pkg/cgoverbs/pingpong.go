@@ -85,9 +85,9 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 		}
 		rc = r.rc
 	} else {
-		// With one P the runtime hands a P in a cgo call off at once: the
-		// loop keeps the thread the setup ran on, whose share of the CPU
-		// the scheduler already knows, unlike a new thread's.
+		// With one P the runtime hands a P in a cgo call off at once:
+		// there is no monitor thread's waking to avoid, and a new thread
+		// for each slice cost round trips on one CPU.
 		rc = C.pp_loop(r, timeoutMillis(slice))
 	}
 	p.Sent, p.Received, p.Started, p.Outstanding = int(r.sent), int(r.received), r.started != 0, int(r.outstanding)
