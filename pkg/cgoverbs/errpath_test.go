@@ -185,7 +185,7 @@ func TestPerfLoopSleepErrorsReachGo(t *testing.T) {
 	wantErr(t, "no channel", err, "ibv_get_cq_event", syscall.EINVAL)
 }
 
-// The ping-pong loop runs on a thread of its own (offThread) when
+// The ping-pong loop runs on a thread of its own (runLoop) when
 // GOMAXPROCS is above 1, on the caller's otherwise: either way how it
 // ended reaches Go, a failed poll or channel read as its errno, a refused
 // first send and an idle slice as the loop's stop.

@@ -4,6 +4,11 @@
 #include <unistd.h>
 #include "offthread.h"
 
+void cv_off_call(const struct cv_off *o)
+{
+	o->fn(o->arg);
+}
+
 static void *cv_off_main(void *p)
 {
 	struct cv_off *o = p;
@@ -12,7 +17,7 @@ static void *cv_off_main(void *p)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
-	o->fn(o->arg);
+	cv_off_call(o);
 	uint64_t one = 1;
 	// an eventfd's write of 1 fails only at its count's limit
 	while (write(o->efd, &one, sizeof one) < 0)

@@ -1,5 +1,5 @@
 // A C loop on a thread of its own, for the loops that run as long as a
-// benchmark: see offthread.go.
+// benchmark: see runLoop in offthread.go.
 #ifndef RDMACTL_OFFTHREAD_H
 #define RDMACTL_OFFTHREAD_H
 
@@ -12,5 +12,8 @@ struct cv_off {
 // cv_off_start runs o->fn(o->arg) on a new detached thread, which then
 // adds 1 to o->efd. 0 or -errno of pthread_create.
 int cv_off_start(struct cv_off *o);
+
+// cv_off_call runs o->fn(o->arg) on this thread.
+void cv_off_call(const struct cv_off *o);
 
 #endif

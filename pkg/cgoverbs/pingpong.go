@@ -77,19 +77,11 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	r.sent, r.received, r.started, r.outstanding = C.int(p.Sent), C.int(p.Received), cBool(p.Started), C.int(p.Outstanding)
 	r.began = C.int64_t(p.Began)
 
-	var rc C.int
-	if runtime.GOMAXPROCS(0) > 1 {
-		r.slice_ms = timeoutMillis(slice)
-		if err := offThread(C.pp_loop_off, unsafe.Pointer(r)); err != nil {
-			return err
-		}
-		rc = r.rc
-	} else {
-		// With one P the runtime hands a P in a cgo call off at once:
-		// there is no monitor thread's waking to avoid, and a new thread
-		// for each slice cost round trips on one CPU.
-		rc = C.pp_loop(r, timeoutMillis(slice))
+	r.slice_ms = timeoutMillis(slice)
+	if err := runLoop(C.pp_loop_off, unsafe.Pointer(r)); err != nil {
+		return err
 	}
+	rc := r.rc
 	p.Sent, p.Received, p.Started, p.Outstanding = int(r.sent), int(r.received), r.started != 0, int(r.outstanding)
 	p.Began, p.Ended = int64(r.began), int64(r.ended)
 	if rc < 0 {

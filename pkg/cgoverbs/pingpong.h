@@ -45,7 +45,7 @@ struct pp_run {
 	int polled;
 };
 
-// pp_loop_off is pp_loop(r, r->slice_ms) for offThread: its result goes
+// pp_loop_off is pp_loop(r, r->slice_ms) for runLoop: its result goes
 // to r->rc.
 void pp_loop_off(void *r);
 

@@ -39,7 +39,7 @@ int cv_slice_start(timer_t *t, int first_ms)
 	pthread_once(&cv_signal_once, cv_install_slice_signal);
 	if (cv_signal_err)
 		return -cv_signal_err;
-	// an offThread loop starts with every signal blocked
+	// a runLoop thread starts with every signal blocked
 	sigset_t own;
 	sigemptyset(&own);
 	sigaddset(&own, CV_SLICE_SIGNAL);

@@ -106,8 +106,9 @@ func (r *run) pingpong(ctx context.Context) error {
 // loopSlice is how long the verbs' loop runs before this side looks at
 // ctx and --timeout again: a cancelled run ends within it, one with a
 // deadline (a probe's) at the deadline. It is longer than waitStep
-// because every return from the loop costs a thread and a wake-up of the
-// Go runtime, on the peer's round trip as well as this side's.
+// because every return from the loop costs a wake-up of the Go runtime,
+// and with more than one CPU a new thread, on the peer's round trip as
+// well as this side's.
 const loopSlice = time.Second
 
 // loopFailure is the tools' message for why the loop stopped; rc's adds
