@@ -54,7 +54,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 			int n = ibv_poll_cq(r->cq, max, wc);
 			if (n != 0)
 				return n < 0 ? cv_neg(n) : n;
-			if (r->yield)
+			if (spins > r->yield_after)
 				sched_yield();
 			if (deadline >= 0 && spins % CV_POLLS_PER_CLOCK == 0 && cv_coarse_ms() >= deadline)
 				return 0;

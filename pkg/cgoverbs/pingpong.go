@@ -73,7 +73,8 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	r.recv_addr, r.recv_len, r.recv_lkey = C.uint64_t(p.Recv.Addr), C.uint32_t(p.Recv.Len), C.uint32_t(p.Recv.LKey)
 	r.inline_send = cBool(p.Inline)
 	r.send_id, r.recv_id = C.uint64_t(p.SendID), C.uint64_t(p.RecvID)
-	r.iters, r.rx_depth, r.client, r.yield = C.int(p.Iters), C.int(p.RxDepth), cBool(p.Client), cBool(p.Yield)
+	r.iters, r.rx_depth, r.client = C.int(p.Iters), C.int(p.RxDepth), cBool(p.Client)
+	r.yield_after = C.long(p.YieldAfter)
 	r.sent, r.received, r.started, r.outstanding = C.int(p.Sent), C.int(p.Received), cBool(p.Started), C.int(p.Outstanding)
 	r.began = C.int64_t(p.Began)
 

@@ -32,7 +32,8 @@ struct pp_run {
 	struct ibv_ah *ah; // UD sends
 	uint32_t rqpn, rqkey;
 	uint64_t send_id, recv_id;
-	int iters, rx_depth, client, yield;
+	int iters, rx_depth, client;
+	long yield_after; // empty polls in a row before each one yields
 	int64_t *stamps; // NULL, or iters + 1 CLOCK_MONOTONIC ns
 	int64_t began, ended; // CLOCK_MONOTONIC ns: first sends posted, done
 

@@ -35,10 +35,7 @@ func (r *run) pingpong(ctx context.Context) error {
 		SendID: sendWRID, RecvID: recvWRID,
 		Iters: o.Iters, RxDepth: o.RxDepth, Outstanding: o.RxDepth,
 		Client: o.Server != "", Events: o.Events,
-		// Two spinning peers and the kernel's RDMA work do not fit on two
-		// CPUs: polling gives the CPU away there, at no cost in round
-		// trips and for less CPU time.
-		Yield: pollwait.AvailableCPUs() <= 2,
+		YieldAfter: yieldAfter(pollwait.AvailableCPUs()),
 	}
 	if o.Kind == UD {
 		p.UD = &rdma.UDDest{AH: r.ah, QPN: r.theirs[0].QPN, QKey: qkey}
@@ -110,6 +107,25 @@ func (r *run) pingpong(ctx context.Context) error {
 // and with more than one CPU a new thread, on the peer's round trip as
 // well as this side's.
 const loopSlice = time.Second
+
+// spinsBeforeYield is how long a polling loop with more than one CPU
+// spins as the tools do, with no system call between two polls, before it
+// gives the CPU away between polls: far more polls than a round trip
+// takes, unless the peer waits for this CPU. A yield between polls delays
+// the sight of each completion by part of a system call; never yielding
+// would hold a peer put on this CPU off for a whole time slice a round
+// trip, and yielding from the first empty poll keeps two such peers
+// together, both looking cache-hot to the scheduler's balancer.
+const spinsBeforeYield = 1 << 14
+
+// yieldAfter is the loop's YieldAfter on cpus CPUs: on one, the peer and
+// the kernel's RDMA work always wait for this CPU.
+func yieldAfter(cpus int) int {
+	if cpus <= 1 {
+		return 0
+	}
+	return spinsBeforeYield
+}
 
 // loopFailure is the tools' message for why the loop stopped; rc's adds
 // the batch size of the completion that stopped it.

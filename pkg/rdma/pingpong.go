@@ -24,9 +24,12 @@ type PingPong struct {
 	Client bool
 	// Events sleeps on the CQ's completion channel instead of polling.
 	Events bool
-	// Yield gives the CPU away between empty polls: on one CPU the peer
-	// and the kernel's RDMA work need it while this side waits.
-	Yield bool
+	// YieldAfter is how many empty polls in a row the loop makes before it
+	// gives the CPU away between polls (0: from the first). A peer that
+	// does not answer within them may be waiting for this CPU: on one CPU
+	// it always is, and on more the scheduler can still put two spinning
+	// peers on one.
+	YieldAfter int
 	// Stamps, when not nil (len Iters+1), gets the CLOCK_MONOTONIC
 	// nanoseconds of Began and of each receive.
 	Stamps []int64
