@@ -108,14 +108,12 @@ func (r *run) pingpong(ctx context.Context) error {
 // well as this side's.
 const loopSlice = time.Second
 
-// spinsBeforeYield is how long a polling loop with more than one CPU
-// spins as the tools do, with no system call between two polls, before it
-// gives the CPU away between polls: far more polls than a round trip
-// takes, unless the peer waits for this CPU. A yield between polls delays
-// the sight of each completion by part of a system call; never yielding
-// would hold a peer put on this CPU off for a whole time slice a round
-// trip, and yielding from the first empty poll keeps two such peers
-// together, both looking cache-hot to the scheduler's balancer.
+// spinsBeforeYield is how many empty polls in a row a polling loop with
+// more than one CPU makes, with no system call between two as the tools
+// do, before it gives the CPU away between polls: far more than a round
+// trip takes, unless the peer waits for this CPU. Yielding from the first
+// empty poll slows every round trip; never yielding would hold a peer put
+// on this CPU off for a whole time slice each round trip.
 const spinsBeforeYield = 1 << 14
 
 // yieldAfter is the loop's YieldAfter on cpus CPUs: on one, the peer and
