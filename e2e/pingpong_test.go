@@ -76,10 +76,12 @@ func maskPingpong(r result) result {
 // C tools' own pair is the reference; rdmactl as the client of the C
 // server and as the server of the C client must print the same lines and
 // exit the same, with the GID index given by address and with -g auto on
-// rdmactl's side.
+// rdmactl's side. With a few receives (-r) both sides top them up all
+// through the run: rdmactl at the least depth before it answers, above it
+// after.
 func TestSinglePingpongInterop(t *testing.T) {
 	g := gidOf(t, "10.9.0.1")
-	for _, kind := range []string{"rc", "uc", "ud", "srq", "rc -e", "uc -e", "ud -e", "srq -e"} {
+	for _, kind := range []string{"rc", "uc", "ud", "srq", "rc -e", "uc -e", "ud -e", "srq -e", "rc -r 1", "uc -r 3", "ud -r 3", "srq -r 6"} {
 		mode := strings.Fields(kind)
 		kind := mode[0]
 		common := append([]string{"-d", "rxe0", "-n", "20", "-c"}, mode[1:]...)

@@ -25,19 +25,28 @@ static int pp_post_send(struct pp_run *r, int qi)
 	return ibv_post_send(r->qps[qi], &wr, &bad);
 }
 
+// Receives posted in one call: the tools post them one by one, but each
+// call takes the queue's lock.
+enum { PP_RECVS_PER_POST = 64 };
+
 // pp_post_recvs posts up to n receives, stopping at the first refusal as
 // the tools do, and returns how many it posted.
 static int pp_post_recvs(struct pp_run *r, int n)
 {
 	struct ibv_sge sge = {.addr = r->recv_addr, .length = r->recv_len, .lkey = r->recv_lkey};
-	struct ibv_recv_wr wr = {.wr_id = r->recv_id, .sg_list = &sge, .num_sge = 1}, *bad;
-	int i;
-	for (i = 0; i < n; i++) {
-		int rc = r->srq ? ibv_post_srq_recv(r->srq, &wr, &bad) : ibv_post_recv(r->qps[0], &wr, &bad);
+	struct ibv_recv_wr wrs[PP_RECVS_PER_POST], *bad;
+	int posted = 0;
+	while (posted < n) {
+		int k = n - posted < PP_RECVS_PER_POST ? n - posted : PP_RECVS_PER_POST;
+		for (int i = 0; i < k; i++)
+			wrs[i] = (struct ibv_recv_wr){.wr_id = r->recv_id, .next = i + 1 < k ? &wrs[i + 1] : NULL, .sg_list = &sge, .num_sge = 1};
+		bad = NULL;
+		int rc = r->srq ? ibv_post_srq_recv(r->srq, wrs, &bad) : ibv_post_recv(r->qps[0], wrs, &bad);
 		if (rc)
-			break;
+			return posted + (bad ? (int)(bad - wrs) : 0);
+		posted += k;
 	}
-	return i;
+	return posted;
 }
 
 // pp_wait returns completions, 0 once the slice is over without one
@@ -70,6 +79,14 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 		if (rc < 0)
 			return rc;
 	}
+}
+
+// pp_top_up posts receives up to rx_depth; nonzero when some are missing
+// (the tools' "Couldn't post receive").
+static int pp_top_up(struct pp_run *r)
+{
+	r->outstanding += pp_post_recvs(r, r->rx_depth - r->outstanding);
+	return r->outstanding < r->rx_depth;
 }
 
 static int pp_fail(struct pp_run *r, int stop, const struct ibv_wc *w, int ne)
@@ -166,12 +183,18 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 				if (qi < 0)
 					return pp_fail(r, PP_UNKNOWN_QPN, w, ne);
 			}
+			int top_up = 0;
 			if (w->wr_id == r->send_id) {
 				r->sent++;
 			} else if (w->wr_id == r->recv_id) {
 				if (--r->outstanding <= low) {
-					r->outstanding += pp_post_recvs(r, r->rx_depth - r->outstanding);
-					if (r->outstanding < r->rx_depth)
+					// The tools top up before they answer. With a
+					// receive left for each QP's next message the
+					// answer goes first, and the peer works on it
+					// while this side posts.
+					if (r->outstanding == low)
+						top_up = 1;
+					else if (pp_top_up(r))
 						return pp_fail(r, PP_RECVS_SHORT, w, ne);
 				}
 				r->received++;
@@ -186,6 +209,8 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 					return pp_fail(r, PP_SEND_FAILED, w, ne);
 				r->pending[qi] = r->recv_id | r->send_id;
 			}
+			if (top_up && pp_top_up(r))
+				return pp_fail(r, PP_RECVS_SHORT, w, ne);
 		}
 	}
 	r->ended = cv_now_ns();

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"regexp"
@@ -109,6 +110,32 @@ func TestEveryTypePingPongs(t *testing.T) {
 				}
 				if want := map[Kind]string{UD: "102400 bytes", SRQ: "409600 bytes"}[k]; want != "" && !strings.Contains(cli.out.String(), want) {
 					t.Errorf("want %q in\n%s", want, cli.out.String())
+				}
+			})
+		}
+	}
+}
+
+// Receives run low every few messages here, so the loop tops up all
+// through the run: at the smallest depth before it answers, as the tools
+// do, and above it, with a receive left for each QP, after. A top-up that
+// posts too few stalls the run, on UC and UD by a dropped message.
+func TestSmallReceiveQueuesTopUpWithoutLosingAMessage(t *testing.T) {
+	for _, k := range Kinds {
+		least := 1
+		if k == SRQ {
+			least = 4 // one receive per QP
+		}
+		for _, depth := range []int{least, least + 2} {
+			t.Run(fmt.Sprintf("%s-r%d", k, depth), func(t *testing.T) {
+				f := rdmatest.NewFabric()
+				f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+				edit := func(o *Options) { o.RxDepth, o.Check = depth, true }
+				srv, cli := pair(t, f, k, edit, edit)
+				for name, s := range map[string]*side{"server": srv, "client": cli} {
+					if s.err != nil || s.errOut.Len() > 0 || !resultRE.MatchString(s.out.String()) {
+						t.Fatalf("%s: %v, stderr %q, printed\n%s", name, s.err, s.errOut.String(), s.out.String())
+					}
 				}
 			})
 		}

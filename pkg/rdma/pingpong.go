@@ -5,8 +5,11 @@ import "time"
 // PingPong is the measured loop of the ibv_*_pingpong tools: each side
 // keeps one send per QP and RxDepth receives in flight, and sends again on
 // a QP once both its last send and a receive on it completed. All QPs
-// share one CQ, the one that runs the loop. The counts live here between
-// calls, so that a caller can stop every so often to look at a context.
+// share one CQ, the one that runs the loop. When a receive completion
+// leaves one receive per QP, the loop tops them up after the answer it
+// calls for, where the tools do before: the peer works on the answer
+// meanwhile. The counts live here between calls, so that a caller can stop
+// every so often to look at a context.
 type PingPong struct {
 	QPs []QP
 	// SRQ, when set, takes the receives; else QPs[0] does.

@@ -78,15 +78,15 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 					return fail(rdma.PingPongUnknownQPN, wc, ne)
 				}
 			}
+			topUp := false
 			switch wc.WRID {
 			case p.SendID:
 				p.Sent++
 			case p.RecvID:
-				if p.Outstanding--; p.Outstanding <= low {
-					p.Outstanding += postPingPongRecvs(p, p.RxDepth-p.Outstanding)
-					if p.Outstanding < p.RxDepth {
-						return fail(rdma.PingPongRecvsShort, wc, ne)
-					}
+				if p.Outstanding--; p.Outstanding == low {
+					topUp = true // after the answer, as the C loop does
+				} else if p.Outstanding < low && !topUpPingPongRecvs(p) {
+					return fail(rdma.PingPongRecvsShort, wc, ne)
 				}
 				p.Received++
 				if p.Stamps != nil {
@@ -102,6 +102,9 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 				}
 				p.Pending[qi] = p.RecvID | p.SendID
 			}
+			if topUp && !topUpPingPongRecvs(p) {
+				return fail(rdma.PingPongRecvsShort, wc, ne)
+			}
 		}
 	}
 	p.Ended = now()
@@ -111,6 +114,13 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 
 func pingPongSend(p *rdma.PingPong) rdma.SendWR {
 	return rdma.SendWR{ID: p.SendID, Op: rdma.WRSend, Signaled: true, Inline: p.Inline, Local: p.Send, UD: p.UD}
+}
+
+// topUpPingPongRecvs posts receives up to RxDepth; false when some are
+// missing.
+func topUpPingPongRecvs(p *rdma.PingPong) bool {
+	p.Outstanding += postPingPongRecvs(p, p.RxDepth-p.Outstanding)
+	return p.Outstanding == p.RxDepth
 }
 
 // postPingPongRecvs posts up to n receives, stopping at the first refusal
