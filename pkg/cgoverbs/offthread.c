@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 #include "offthread.h"
 
@@ -26,6 +27,13 @@ static void *cv_off_main(void *p)
 	// leaves the shared one. Descriptors closed meanwhile stay open in
 	// this copy until the thread ends, with the slice.
 	unshare(CLONE_FILES);
+	// The kernel places a new thread by load figures that lag behind a
+	// moment of Go's threads at work, and can put it beside the peer's
+	// poller until its next rebalance, milliseconds of round trips later.
+	// A wake-up takes an idle CPU if the thread's own is busy, as the
+	// tools' loop does after their last blocking read: a nap first.
+	struct timespec nap = {.tv_nsec = 1};
+	nanosleep(&nap, NULL);
 	cv_off_call(o);
 	uint64_t one = 1;
 	// an eventfd's write of 1 fails only at its count's limit
