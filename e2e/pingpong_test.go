@@ -78,10 +78,11 @@ func maskPingpong(r result) result {
 // exit the same, with the GID index given by address and with -g auto on
 // rdmactl's side. With a few receives (-r) both sides top them up all
 // through the run: rdmactl at the least depth before it answers, above it
-// after.
+// after. Runs of over a second (-n 8000) carry rdmactl's loop, its
+// unsignaled sends among it, across the slices it runs in.
 func TestSinglePingpongInterop(t *testing.T) {
 	g := gidOf(t, "10.9.0.1")
-	for _, kind := range []string{"rc", "uc", "ud", "srq", "rc -e", "uc -e", "ud -e", "srq -e", "rc -r 1", "uc -r 3", "ud -r 3", "srq -r 6"} {
+	for _, kind := range []string{"rc", "uc", "ud", "srq", "rc -e", "uc -e", "ud -e", "srq -e", "rc -r 1", "uc -r 3", "ud -r 3", "srq -r 6", "rc -n 8000", "ud -e -n 8000"} {
 		mode := strings.Fields(kind)
 		kind := mode[0]
 		common := append([]string{"-d", "rxe0", "-n", "20", "-c"}, mode[1:]...)

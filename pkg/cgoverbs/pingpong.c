@@ -7,22 +7,38 @@
 // Batches of completions between two looks at the clock.
 enum { PP_BATCHES_PER_CLOCK = 16 };
 
+// pp_post_send posts QP qi's next send, signaled if it is the last one
+// or ends a run of signal_every, and leaves the QP waiting for a receive
+// and for the completion of a signaled send.
 static int pp_post_send(struct pp_run *r, int qi)
 {
+	int every = r->nqp > 1 || r->signal_every < 1 ? 1 : r->signal_every;
+	int signaled = r->unsignaled + 1 >= every || r->posted + 1 >= r->iters;
 	struct ibv_sge sge = {.addr = r->send_addr, .length = r->send_len, .lkey = r->send_lkey};
 	struct ibv_send_wr wr = {
 		.wr_id = r->send_id,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED | (r->inline_send ? IBV_SEND_INLINE : 0),
+		.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (r->inline_send ? IBV_SEND_INLINE : 0),
 	}, *bad;
 	if (r->ah) {
 		wr.wr.ud.ah = r->ah;
 		wr.wr.ud.remote_qpn = r->rqpn;
 		wr.wr.ud.remote_qkey = r->rqkey;
 	}
-	return ibv_post_send(r->qps[qi], &wr, &bad);
+	int rc = ibv_post_send(r->qps[qi], &wr, &bad);
+	if (rc)
+		return rc;
+	r->posted++;
+	r->unsignaled++;
+	r->pending[qi] = r->recv_id;
+	if (signaled) {
+		r->covering = r->unsignaled;
+		r->unsignaled = 0;
+		r->pending[qi] |= r->send_id;
+	}
+	return 0;
 }
 
 // Receives posted in one call: the tools post them one by one, but each
@@ -150,7 +166,6 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 				r->stop = PP_SEND_FAILED;
 				return 0;
 			}
-			r->pending[i] |= r->send_id;
 		}
 		r->began = cv_now_ns();
 		if (r->stamps)
@@ -185,7 +200,7 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 			}
 			int top_up = 0;
 			if (w->wr_id == r->send_id) {
-				r->sent++;
+				r->sent += r->covering;
 			} else if (w->wr_id == r->recv_id) {
 				if (--r->outstanding <= low) {
 					// The tools top up before they answer. With a
@@ -204,10 +219,9 @@ static int pp_run_slice(struct pp_run *r, long deadline)
 				return pp_fail(r, PP_UNKNOWN_WRID, w, ne);
 			}
 			r->pending[qi] &= ~w->wr_id;
-			if (r->sent < r->iters && !r->pending[qi]) {
+			if (r->posted < r->iters && !r->pending[qi]) {
 				if (pp_post_send(r, qi))
 					return pp_fail(r, PP_SEND_FAILED, w, ne);
-				r->pending[qi] = r->recv_id | r->send_id;
 			}
 			if (top_up && pp_top_up(r))
 				return pp_fail(r, PP_RECVS_SHORT, w, ne);

@@ -74,8 +74,10 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	r.inline_send = cBool(p.Inline)
 	r.send_id, r.recv_id = C.uint64_t(p.SendID), C.uint64_t(p.RecvID)
 	r.iters, r.rx_depth, r.client = C.int(p.Iters), C.int(p.RxDepth), cBool(p.Client)
+	r.signal_every = C.int(p.SignalEvery)
 	r.yield_after = C.long(p.YieldAfter)
 	r.sent, r.received, r.started, r.outstanding = C.int(p.Sent), C.int(p.Received), cBool(p.Started), C.int(p.Outstanding)
+	r.posted, r.unsignaled, r.covering = C.int(p.Posted), C.int(p.Unsignaled), C.int(p.Covering)
 	r.began = C.int64_t(p.Began)
 
 	r.slice_ms = timeoutMillis(slice)
@@ -84,6 +86,7 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	}
 	rc := r.rc
 	p.Sent, p.Received, p.Started, p.Outstanding = int(r.sent), int(r.received), r.started != 0, int(r.outstanding)
+	p.Posted, p.Unsignaled, p.Covering = int(r.posted), int(r.unsignaled), int(r.covering)
 	p.Began, p.Ended = int64(r.began), int64(r.ended)
 	if rc < 0 {
 		if p.Events {

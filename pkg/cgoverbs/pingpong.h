@@ -33,12 +33,14 @@ struct pp_run {
 	uint32_t rqpn, rqkey;
 	uint64_t send_id, recv_id;
 	int iters, rx_depth, client;
+	int signal_every; // sends per signaled one with a single QP
 	long yield_after; // empty polls in a row before each one yields
 	int64_t *stamps; // NULL, or iters + 1 CLOCK_MONOTONIC ns
 	int64_t began, ended; // CLOCK_MONOTONIC ns: first sends posted, done
 
-	int sent, received, started, outstanding;
+	int sent, received, started, outstanding, posted;
 	uint64_t *pending; // nqp
+	int unsignaled, covering; // rdma.PingPong's
 
 	int slice_ms, rc; // pp_loop_off's
 	int stop;

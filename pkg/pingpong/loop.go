@@ -33,7 +33,7 @@ func (r *run) pingpong(ctx context.Context) error {
 		Send:   rdma.SGE{Addr: r.mr.Addr() + r.offset(), Len: uint32(o.Size), LKey: r.mr.LKey()},
 		Recv:   rdma.SGEOf(r.mr, uint32(r.bufferSize())+uint32(r.offset())),
 		SendID: sendWRID, RecvID: recvWRID,
-		Iters: o.Iters, RxDepth: o.RxDepth, Outstanding: o.RxDepth,
+		Iters: o.Iters, RxDepth: o.RxDepth, Outstanding: o.RxDepth, SignalEvery: r.signalEvery(),
 		Client: o.Server != "", Events: o.Events,
 		YieldAfter: yieldAfter(pollwait.AvailableCPUs()),
 	}
@@ -51,7 +51,7 @@ func (r *run) pingpong(ctx context.Context) error {
 	for done := false; !done; {
 		if ctx.Err() != nil {
 			r.stopped = &progress{receives: p.Received, elapsed: time.Since(start)}
-			return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Sent)
+			return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Posted)
 		}
 		step := loopSlice
 		if bound >= 0 {
@@ -78,7 +78,7 @@ func (r *run) pingpong(ctx context.Context) error {
 				continue
 			}
 			if silent += step; bound >= 0 && silent >= bound {
-				te := &cli.TimeoutError{After: bound, Doing: fmt.Sprintf("waiting for a completion after %d of %d receives and %d sends", p.Received, o.Iters, p.Sent)}
+				te := &cli.TimeoutError{After: bound, Doing: fmt.Sprintf("waiting for a completion after %d of %d receives and %d sends", p.Received, o.Iters, p.Posted)}
 				return fmt.Errorf("%w: the peer stopped or the path broke", te)
 			}
 		default:

@@ -112,6 +112,22 @@ func (r *run) numQP() int {
 	return 1
 }
 
+// sendsPerSignal is how many sends of a single QP the loop makes per
+// signaled one (rdma.PingPong's SignalEvery): the tools signal each, and
+// each completion costs the kernel a completion queue entry and the loop
+// a poll, on every round trip.
+const sendsPerSignal = 16
+
+// signalEvery is the run's SignalEvery, and the depth of its send queues:
+// with several QPs (srq) each send is signaled, one in flight per QP as
+// in the tools.
+func (r *run) signalEvery() int {
+	if r.numQP() > 1 {
+		return 1
+	}
+	return sendsPerSignal
+}
+
 // bufferSize is the bytes the messages share: -s, or for a server that
 // does not know it the most it answers.
 func (r *run) bufferSize() int {
@@ -330,7 +346,7 @@ func (r *run) setup() error {
 	}
 	r.cq.SetSpin(0)
 	attr := rdma.QPInitAttr{Type: o.Kind.qpType(), SendCQ: r.cq, RecvCQ: r.cq,
-		Cap: rdma.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(o.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}
+		Cap: rdma.QPCap{MaxSendWR: uint32(r.signalEvery()), MaxRecvWR: uint32(o.RxDepth), MaxSendSGE: 1, MaxRecvSGE: 1}}
 	if o.Kind == SRQ {
 		if r.srq, err = r.pd.CreateSRQ(rdma.SRQAttr{MaxWR: uint32(o.RxDepth), MaxSGE: 1}); err != nil {
 			return toolErr("Couldn't create SRQ")

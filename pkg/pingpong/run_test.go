@@ -116,6 +116,30 @@ func TestEveryTypePingPongs(t *testing.T) {
 	}
 }
 
+// A single QP signals one send in sendsPerSignal and its last (the 16th,
+// 32nd, 48th and 50th of each side here); srq's QPs signal each, as the
+// tools do. Either way each run ends once its last send completed.
+func TestOneSendInSixteenIsSignaledOnASingleQP(t *testing.T) {
+	for _, k := range Kinds {
+		t.Run(k.String(), func(t *testing.T) {
+			f := rdmatest.NewFabric()
+			f.AddRoCEDevice("rxe0", netip.MustParseAddr("10.9.0.1"))
+			srv, cli := pair(t, f, k, nil, nil)
+			if srv.err != nil || cli.err != nil {
+				t.Fatalf("server %v, client %v", srv.err, cli.err)
+			}
+			sends := f.Posts(rdma.WRSend)
+			want := 2 * 4
+			if k == SRQ {
+				want = sends
+			}
+			if sends != 100 || f.SignaledPosts() != want {
+				t.Errorf("%d sends, %d signaled; want 100 and %d", sends, f.SignaledPosts(), want)
+			}
+		})
+	}
+}
+
 // Receives run low every few messages here, so the loop tops up all
 // through the run: at the smallest depth before it answers, as the tools
 // do, and above it, with a receive left for each QP, after. A top-up that

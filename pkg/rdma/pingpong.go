@@ -4,7 +4,7 @@ import "time"
 
 // PingPong is the measured loop of the ibv_*_pingpong tools: each side
 // keeps one send per QP and RxDepth receives in flight, and sends again on
-// a QP once both its last send and a receive on it completed. All QPs
+// a QP once a receive on it and its last signaled send completed. All QPs
 // share one CQ, the one that runs the loop. When a receive completion
 // leaves one receive per QP, the loop tops them up after the answer it
 // calls for, where the tools do before: the peer works on the answer
@@ -27,6 +27,15 @@ type PingPong struct {
 	Client bool
 	// Events sleeps on the CQ's completion channel instead of polling.
 	Events bool
+	// SignalEvery is how many sends of a single QP make one signaled
+	// send (0 or 1: each send, as the tools do). A QP completes its sends
+	// in order, so the completion of every SignalEvery-th one (and of the
+	// last) stands for those before it, and the others cost neither the
+	// kernel a completion nor the loop a poll. The QP's send queue must
+	// hold SignalEvery sends. With several QPs each send is signaled: a
+	// QP's last send is not known in advance, and its completion must
+	// come for the run to end.
+	SignalEvery int
 	// YieldAfter is how many empty polls in a row the loop makes before it
 	// gives the CPU away between polls (0: from the first). A peer that
 	// does not answer within them may be waiting for this CPU: on one CPU
@@ -41,11 +50,15 @@ type PingPong struct {
 	// completion is taken (Stop is PingPongDone).
 	Began, Ended int64
 
-	// The run's state, updated by each call.
-	Sent, Received int
-	Started        bool
-	Outstanding    int // receives posted and not yet completed
-	Pending        []uint64
+	// The run's state, updated by each call. Sent counts the sends known
+	// complete, Posted those posted.
+	Sent, Received, Posted int
+	Started                bool
+	Outstanding            int // receives posted and not yet completed
+	Pending                []uint64
+	// Unsignaled is the sends posted since the last signaled one;
+	// Covering, how many sends the signaled one in flight stands for.
+	Unsignaled, Covering int
 	// Stop says why the last call returned; on a failure, WC is the
 	// completion that caused it and Polled the size of its batch.
 	Stop   PingPongStop

@@ -52,10 +52,11 @@ type Fabric struct {
 	nextPort uint16
 	groups   map[rdma.GID][]*QP
 
-	made    []*QP // every QP made, closed ones too
-	inlined int
-	params  []rdma.ConnParam
-	tos     []uint8
+	made     []*QP // every QP made, closed ones too
+	inlined  int
+	signaled int
+	params   []rdma.ConnParam
+	tos      []uint8
 	// connectTOS is the type of service of each id that connected, in
 	// the order of the connects (0: none set).
 	connectTOS []uint8
@@ -177,6 +178,14 @@ func (f *Fabric) InlinePosts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.inlined
+}
+
+// SignaledPosts is how many send work requests asked for a completion
+// (IBV_SEND_SIGNALED, or a QP that signals all) and did their work.
+func (f *Fabric) SignaledPosts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.signaled
 }
 
 // SleepingRuns is how many perf Streams and Receives ran sleeping on

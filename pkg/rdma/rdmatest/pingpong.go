@@ -31,11 +31,10 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 			if !p.Client {
 				continue
 			}
-			if err := p.QPs[i].PostSend(pingPongSend(p)); err != nil {
+			if err := postPingPongSend(p, i); err != nil {
 				p.Stop = rdma.PingPongSendFailed
 				return nil
 			}
-			p.Pending[i] |= p.SendID
 		}
 		p.Began = now()
 		if p.Stamps != nil {
@@ -81,7 +80,7 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 			topUp := false
 			switch wc.WRID {
 			case p.SendID:
-				p.Sent++
+				p.Sent += p.Covering
 			case p.RecvID:
 				if p.Outstanding--; p.Outstanding == low {
 					topUp = true // after the answer, as the C loop does
@@ -96,11 +95,10 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 				return fail(rdma.PingPongUnknownWRID, wc, ne)
 			}
 			p.Pending[qi] &^= wc.WRID
-			if p.Sent < p.Iters && p.Pending[qi] == 0 {
-				if err := p.QPs[qi].PostSend(pingPongSend(p)); err != nil {
+			if p.Posted < p.Iters && p.Pending[qi] == 0 {
+				if err := postPingPongSend(p, qi); err != nil {
 					return fail(rdma.PingPongSendFailed, wc, ne)
 				}
-				p.Pending[qi] = p.RecvID | p.SendID
 			}
 			if topUp && !topUpPingPongRecvs(p) {
 				return fail(rdma.PingPongRecvsShort, wc, ne)
@@ -112,8 +110,26 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	return nil
 }
 
-func pingPongSend(p *rdma.PingPong) rdma.SendWR {
-	return rdma.SendWR{ID: p.SendID, Op: rdma.WRSend, Signaled: true, Inline: p.Inline, Local: p.Send, UD: p.UD}
+// postPingPongSend posts QP qi's next send, signaled as the C loop
+// signals it.
+func postPingPongSend(p *rdma.PingPong, qi int) error {
+	every := p.SignalEvery
+	if len(p.QPs) > 1 {
+		every = 1
+	}
+	signaled := p.Unsignaled+1 >= every || p.Posted+1 >= p.Iters
+	wr := rdma.SendWR{ID: p.SendID, Op: rdma.WRSend, Signaled: signaled, Inline: p.Inline, Local: p.Send, UD: p.UD}
+	if err := p.QPs[qi].PostSend(wr); err != nil {
+		return err
+	}
+	p.Posted++
+	p.Unsignaled++
+	p.Pending[qi] = p.RecvID
+	if signaled {
+		p.Covering, p.Unsignaled = p.Unsignaled, 0
+		p.Pending[qi] |= p.SendID
+	}
+	return nil
 }
 
 // topUpPingPongRecvs posts receives up to RxDepth; false when some are

@@ -345,6 +345,9 @@ func (q *QP) PostSend(wr rdma.SendWR) error {
 		return err
 	}
 	f.posts[wr.Op]++
+	if wr.Signaled || q.cap.SigAll {
+		f.signaled++
+	}
 	if f.endAfter > 0 && wr.Op == f.endOp {
 		if f.endAfter--; f.endAfter == 0 {
 			q.end()
