@@ -12,10 +12,11 @@ import (
 )
 
 // pingpong is the measured loop of the tools: each side keeps one send
-// and the receives in flight and sends again when both its last send and
-// a receive completed. The verbs run the loop themselves (in C on a real
-// device), so that a round trip costs what it costs the tools; this side
-// looks at ctx and --timeout between their calls.
+// and the receives in flight and sends again when a receive completed,
+// and its last signaled send (the tools signal each). The verbs run the
+// loop themselves (in C on a real device), so that a round trip costs
+// what it costs the tools; this side looks at ctx and --timeout between
+// their calls.
 func (r *run) pingpong(ctx context.Context) error {
 	if r.o.AnySizeAndCount {
 		return r.answer(ctx)
