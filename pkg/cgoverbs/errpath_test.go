@@ -1,6 +1,7 @@
 package cgoverbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -200,10 +201,13 @@ func TestPingPongLoopEndsReachGo(t *testing.T) {
 
 func testPingPongLoopEnds(t *testing.T) {
 	sge := rdma.SGE{Addr: 0x1000, Len: 8, LKey: 1}
-	pingPong := func(f *faked, client, events bool, slice time.Duration) (*rdma.PingPong, error) {
+	pingPongCtx := func(ctx context.Context, f *faked, client, events bool, idle time.Duration) (*rdma.PingPong, error) {
 		p := &rdma.PingPong{QPs: []rdma.QP{cmQP{f.qp}}, Send: sge, Recv: sge, SendID: 1, RecvID: 2,
 			Iters: 4, RxDepth: 1, Outstanding: 1, Client: client, Events: events}
-		return p, cmCQ{f.cq}.PingPong(p, slice)
+		return p, cmCQ{f.cq}.PingPong(ctx, p, idle)
+	}
+	pingPong := func(f *faked, client, events bool, idle time.Duration) (*rdma.PingPong, error) {
+		return pingPongCtx(context.Background(), f, client, events, idle)
 	}
 	for _, c := range pollFailures {
 		_, err := pingPong(newFaked(t, 0, c.rc, 0, c.errno), false, false, time.Second)
@@ -218,10 +222,18 @@ func testPingPongLoopEnds(t *testing.T) {
 			t.Errorf("%s first send: %v, stop %d, want stop %d", c.name, err, p.Stop, rdma.PingPongSendFailed)
 		}
 	}
-	const slice = 20 * time.Millisecond
+	const idle = 20 * time.Millisecond
 	start := time.Now()
-	p, err := pingPong(newFaked(t, 0, 0, 0, 0), false, false, slice)
-	if took := time.Since(start); err != nil || p.Stop != rdma.PingPongPaused || took < slice {
-		t.Errorf("idle slice of %v: %v, stop %d after %v, want stop %d", slice, err, p.Stop, took, rdma.PingPongPaused)
+	p, err := pingPong(newFaked(t, 0, 0, 0, 0), false, false, idle)
+	if took := time.Since(start); err != nil || p.Stop != rdma.PingPongIdle || took < idle {
+		t.Errorf("idle bound of %v: %v, stop %d after %v, want stop %d", idle, err, p.Stop, took, rdma.PingPongIdle)
+	}
+	// without an idle bound, only the context ends a silent loop
+	ctx, cancel := context.WithTimeout(context.Background(), idle)
+	defer cancel()
+	start = time.Now()
+	p, err = pingPongCtx(ctx, newFaked(t, 0, 0, 0, 0), false, false, -1)
+	if took := time.Since(start); err != nil || p.Stop != rdma.PingPongCancelled || took < idle || took > 10*time.Second {
+		t.Errorf("context done after %v: %v, stop %d after %v, want stop %d", idle, err, p.Stop, took, rdma.PingPongCancelled)
 	}
 }

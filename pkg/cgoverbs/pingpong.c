@@ -4,9 +4,6 @@
 #include "pingpong.h"
 #include "slice.h"
 
-// Batches of completions between two looks at the clock.
-enum { PP_BATCHES_PER_CLOCK = 16 };
-
 // pp_post_send posts QP qi's next send, signaled if it is the last one
 // or ends a run of signal_every, and leaves the QP waiting for a receive
 // and for the completion of a signaled send.
@@ -65,14 +62,44 @@ static int pp_post_recvs(struct pp_run *r, int n)
 	return posted;
 }
 
-// pp_wait returns completions, 0 once the slice is over without one
-// (polling: the deadline, in ms of the coarse clock, -1 for none; with a
-// channel: the slice's signal), or -errno. With a channel it polls before
-// it arms: after a wake-up the completion is answered first, and the arm
-// (a system call) comes before the next sleep, while the peer works on
-// the answer, instead of between the wake-up and the answer as in the
-// tools' -e (cv_arm_or_sleep).
-static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
+// pp_idle is a loop's idle bound: the completions it had seen at its last
+// look, and the coarse deadline set then.
+struct pp_idle {
+	int seen;
+	long deadline;
+};
+
+// pp_stopping looks at pp_cancel's flag and, when the loop has seen no
+// completion since its last look, at its idle bound; nonzero when the
+// loop must stop, with r->stop set.
+static int pp_stopping(struct pp_run *r, struct pp_idle *idle)
+{
+	if (__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
+		r->stop = PP_CANCELLED;
+		return 1;
+	}
+	if (r->idle_ms < 0)
+		return 0;
+	int seen = r->sent + r->received;
+	if (seen != idle->seen) {
+		idle->seen = seen;
+		idle->deadline = -1;
+	}
+	if (cv_coarse_passed(&idle->deadline, r->idle_ms)) {
+		r->stop = PP_IDLE;
+		return 1;
+	}
+	return 0;
+}
+
+// pp_wait returns completions, 0 once the loop must stop (pp_stopping),
+// or -errno. A polling loop looks every CV_POLLS_PER_CLOCK empty polls; a
+// loop with a channel at each tick of its slice timer. With a channel it
+// polls before it arms: after a wake-up the completion is answered first,
+// and the arm (a system call) comes before the next sleep, while the peer
+// works on the answer, instead of between the wake-up and the answer as
+// in the tools' -e (cv_arm_or_sleep).
+static int pp_wait(struct pp_run *r, struct pp_idle *idle, struct ibv_wc *wc, int max)
 {
 	if (!r->ch) {
 		for (long spins = 1;; spins++) {
@@ -81,7 +108,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 				return n < 0 ? cv_neg(n) : n;
 			if (spins > r->yield_after)
 				sched_yield();
-			if (deadline >= 0 && spins % CV_POLLS_PER_CLOCK == 0 && cv_coarse_ms() >= deadline)
+			if (spins % CV_POLLS_PER_CLOCK == 0 && pp_stopping(r, idle))
 				return 0;
 		}
 	}
@@ -89,7 +116,7 @@ static int pp_wait(struct pp_run *r, struct ibv_wc *wc, int max, long deadline)
 		int n = ibv_poll_cq(r->cq, max, wc);
 		if (n != 0)
 			return n < 0 ? cv_neg(n) : n;
-		if (cv_slice_over())
+		if (cv_slice_take() && pp_stopping(r, idle))
 			return 0;
 		int rc = cv_arm_or_sleep(r->cq, r->ch, &r->st->armed);
 		if (rc < 0)
@@ -118,23 +145,18 @@ static int pp_fail(struct pp_run *r, int stop, const struct ibv_wc *w, int ne)
 	return 0;
 }
 
-static int pp_run_slice(struct pp_run *r, long deadline);
+static int pp_run(struct pp_run *r);
 
-int pp_loop(struct pp_run *r, int slice_ms)
+int pp_loop(struct pp_run *r)
 {
-	if (!r->ch || slice_ms < 0) {
-		// the coarse clock lags: cv_coarse_passed's deadline ends the
-		// slice no earlier than slice_ms from now
-		long deadline = -1;
-		if (slice_ms >= 0)
-			cv_coarse_passed(&deadline, slice_ms);
-		return pp_run_slice(r, deadline);
-	}
+	if (!r->ch)
+		return pp_run(r);
 	timer_t t;
-	int rc = cv_slice_start(&t, slice_ms);
+	int tick = r->idle_ms >= 0 && r->idle_ms < PP_TICK_MS ? r->idle_ms : PP_TICK_MS;
+	int rc = cv_slice_start(&t, tick);
 	if (rc)
 		return rc;
-	rc = pp_run_slice(r, -1);
+	rc = pp_run(r);
 	timer_delete(t);
 	return rc;
 }
@@ -142,49 +164,46 @@ int pp_loop(struct pp_run *r, int slice_ms)
 void pp_loop_off(void *p)
 {
 	struct pp_run *r = p;
-	r->rc = pp_loop(r, r->slice_ms);
+	r->rc = pp_loop(r);
 }
 
-// pp_run_slice is pp_loop's work; deadline is the polling loop's (see
-// pp_wait).
-static int pp_run_slice(struct pp_run *r, long deadline)
+void pp_cancel(struct pp_run *r)
+{
+	__atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
+}
+
+// pp_run is pp_loop's work.
+static int pp_run(struct pp_run *r)
 {
 	struct ibv_wc wc[CV_WC_BATCH];
-	long batches = 0;
+	struct pp_idle idle = {.deadline = -1};
 	int max = 2, low = 1;
 	if (r->srq) {
 		max = r->nqp + r->rx_depth < CV_WC_BATCH ? r->nqp + r->rx_depth : CV_WC_BATCH;
 		low = r->nqp;
 	}
-	if (!r->started) {
-		r->started = 1;
-		for (int i = 0; i < r->nqp; i++) {
-			r->pending[i] = r->recv_id;
-			if (!r->client)
-				continue;
-			if (pp_post_send(r, i)) {
-				r->stop = PP_SEND_FAILED;
-				return 0;
-			}
+	for (int i = 0; i < r->nqp; i++) {
+		r->pending[i] = r->recv_id;
+		if (!r->client)
+			continue;
+		if (pp_post_send(r, i)) {
+			r->stop = PP_SEND_FAILED;
+			return 0;
 		}
-		r->began = cv_now_ns();
-		if (r->stamps)
-			r->stamps[0] = r->began;
 	}
+	r->began = cv_now_ns();
+	if (r->stamps)
+		r->stamps[0] = r->began;
 	while (r->received < r->iters || r->sent < r->iters) {
-		// A peer that keeps answering must not keep the caller from its
-		// context: look at the clock now and then between batches too.
-		if (r->ch ? cv_slice_over() : deadline >= 0 && ++batches % PP_BATCHES_PER_CLOCK == 0 && cv_coarse_ms() >= deadline) {
-			r->stop = PP_PAUSED;
+		// A peer that keeps answering must not keep the caller from
+		// cancelling: the flag is looked at between batches too.
+		if (__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
+			r->stop = PP_CANCELLED;
 			return 0;
 		}
-		int ne = pp_wait(r, wc, max, deadline);
-		if (ne < 0)
+		int ne = pp_wait(r, &idle, wc, max);
+		if (ne <= 0)
 			return ne;
-		if (ne == 0) {
-			r->stop = PP_PAUSED;
-			return 0;
-		}
 		for (int k = 0; k < ne; k++) {
 			struct ibv_wc *w = &wc[k];
 			if (w->status != IBV_WC_SUCCESS)

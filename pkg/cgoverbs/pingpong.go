@@ -8,6 +8,7 @@ package cgoverbs
 import "C"
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"syscall"
@@ -19,9 +20,9 @@ import (
 
 var _ rdma.PingPonger = cmCQ{}
 
-// PingPong runs the tools' loop in C: one cgo call for as many round
-// trips as fit in slice.
-func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
+// PingPong runs the tools' loop in C, the whole run in one cgo call; a
+// done ctx reaches it as a flag it looks at between polls.
+func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration) error {
 	if p.Events && cq.ch == nil {
 		return errors.New("CQ has no completion channel")
 	}
@@ -76,16 +77,23 @@ func (cq cmCQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 	r.iters, r.rx_depth, r.client = C.int(p.Iters), C.int(p.RxDepth), cBool(p.Client)
 	r.signal_every = C.int(p.SignalEvery)
 	r.yield_after = C.long(p.YieldAfter)
-	r.sent, r.received, r.started, r.outstanding = C.int(p.Sent), C.int(p.Received), cBool(p.Started), C.int(p.Outstanding)
-	r.posted, r.unsignaled, r.covering = C.int(p.Posted), C.int(p.Unsignaled), C.int(p.Covering)
-	r.began = C.int64_t(p.Began)
+	r.outstanding = C.int(p.Outstanding)
+	r.idle_ms = timeoutMillis(idle)
 
-	r.slice_ms = timeoutMillis(slice)
-	if err := runLoop(C.pp_loop_off, unsafe.Pointer(r)); err != nil {
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		C.pp_cancel(r)
+		close(cancelled)
+	})
+	err := runLoop(C.pp_loop_off, unsafe.Pointer(r))
+	if !stop() {
+		<-cancelled // r stays allocated until pp_cancel is out
+	}
+	if err != nil {
 		return err
 	}
 	rc := r.rc
-	p.Sent, p.Received, p.Started, p.Outstanding = int(r.sent), int(r.received), r.started != 0, int(r.outstanding)
+	p.Sent, p.Received, p.Outstanding = int(r.sent), int(r.received), int(r.outstanding)
 	p.Posted, p.Unsignaled, p.Covering = int(r.posted), int(r.unsignaled), int(r.covering)
 	p.Began, p.Ended = int64(r.began), int64(r.ended)
 	if rc < 0 {

@@ -1,6 +1,6 @@
 // The ibv_*_pingpong tools' measured loop in one call (pkg/rdma's
-// PingPong): the counts it keeps come in and go out through pp_run, so
-// that Go can stop it every so often and start it again.
+// PingPong), from the first sends to the last completion: no Go code runs
+// between two round trips. Go stops it through pp_cancel.
 #ifndef RDMACTL_PINGPONG_H
 #define RDMACTL_PINGPONG_H
 
@@ -11,7 +11,8 @@
 // Why pp_loop returned; the order of rdma.PingPongStop.
 enum {
 	PP_DONE,
-	PP_PAUSED,
+	PP_IDLE,
+	PP_CANCELLED,
 	PP_FAILED_STATUS,
 	PP_UNKNOWN_WRID,
 	PP_UNKNOWN_QPN,
@@ -38,22 +39,33 @@ struct pp_run {
 	int64_t *stamps; // NULL, or iters + 1 CLOCK_MONOTONIC ns
 	int64_t began, ended; // CLOCK_MONOTONIC ns: first sends posted, done
 
-	int sent, received, started, outstanding, posted;
+	int sent, received, outstanding, posted;
 	uint64_t *pending; // nqp
 	int unsignaled, covering; // rdma.PingPong's
 
-	int slice_ms, rc; // pp_loop_off's
+	int idle_ms; // the longest wait for a completion, -1: none
+	int cancel; // set by pp_cancel
+	int rc; // pp_loop_off's
 	int stop;
 	struct cv_wc wc;
 	int polled;
 };
 
-// pp_loop_off is pp_loop(r, r->slice_ms) for runLoop: its result goes
-// to r->rc.
+// pp_loop_off is pp_loop(r) for runLoop: its result goes to r->rc.
 void pp_loop_off(void *r);
 
-// pp_loop runs r until it is done or fails (r->stop), or until slice_ms
-// (-1: no limit) passed. Returns 0 or -errno of a failed poll or wait.
-int pp_loop(struct pp_run *r, int slice_ms);
+// pp_loop runs r until it is done or fails, pp_cancel was called, or
+// r->idle_ms passed without a completion (r->stop says which). Returns 0
+// or -errno of a failed poll or wait.
+int pp_loop(struct pp_run *r);
+
+// pp_cancel, from any thread, stops r's loop: a polling loop at its next
+// completion or within CV_POLLS_PER_CLOCK empty polls, one that sleeps
+// within PP_TICK_MS.
+void pp_cancel(struct pp_run *r);
+
+// How often a loop that sleeps on the completion channel wakes to look at
+// pp_cancel and its idle bound.
+enum { PP_TICK_MS = 100 };
 
 #endif

@@ -34,7 +34,7 @@ static struct timespec cv_ms(int ms)
 	return (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
 }
 
-int cv_slice_start(timer_t *t, int first_ms)
+int cv_slice_start(timer_t *t, int every_ms)
 {
 	pthread_once(&cv_signal_once, cv_install_slice_signal);
 	if (cv_signal_err)
@@ -51,7 +51,8 @@ int cv_slice_start(timer_t *t, int first_ms)
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, t))
 		return -errno;
-	struct itimerspec its = {.it_value = cv_ms(first_ms > 0 ? first_ms : 1), .it_interval = cv_ms(CV_SLICE_REPEAT_MS)};
+	struct timespec every = cv_ms(every_ms > 0 ? every_ms : 1);
+	struct itimerspec its = {.it_value = every, .it_interval = every};
 	if (timer_settime(*t, 0, &its, NULL)) {
 		int err = -errno;
 		timer_delete(*t);
@@ -79,7 +80,10 @@ int cv_coarse_passed(long *deadline, int timeout_ms)
 	return 0;
 }
 
-int cv_slice_over(void)
+int cv_slice_take(void)
 {
-	return cv_slice_fired;
+	if (!cv_slice_fired)
+		return 0;
+	cv_slice_fired = 0;
+	return 1;
 }

@@ -11,14 +11,13 @@
 #include <stdint.h>
 #include <time.h>
 
-// cv_slice_start arms a timer that signals this thread after first_ms
-// (at least 1), then every CV_SLICE_REPEAT_MS, and clears the flag
-// cv_slice_over reads. 0 or -errno.
-int cv_slice_start(timer_t *t, int first_ms);
+// cv_slice_start arms a timer that signals this thread every every_ms
+// (at least 1) and clears the flag cv_slice_take reads. 0 or -errno.
+int cv_slice_start(timer_t *t, int every_ms);
 
-// cv_slice_over says whether this thread's slice timer has fired since
-// cv_slice_start.
-int cv_slice_over(void);
+// cv_slice_take says whether the slice signal reached this thread since
+// cv_slice_start or the last cv_slice_take, and clears the flag.
+int cv_slice_take(void);
 
 enum { CV_SLICE_REPEAT_MS = 10 };
 

@@ -14,9 +14,8 @@ import (
 // pingpong is the measured loop of the tools: each side keeps one send
 // and the receives in flight and sends again when a receive completed,
 // and its last signaled send (the tools signal each). The verbs run the
-// loop themselves (in C on a real device), so that a round trip costs
-// what it costs the tools; this side looks at ctx and --timeout between
-// their calls.
+// whole loop themselves (in C on a real device), ctx and --timeout
+// included, so that a round trip costs what it costs the tools.
 func (r *run) pingpong(ctx context.Context) error {
 	if r.o.AnySizeAndCount {
 		return r.answer(ctx)
@@ -47,44 +46,22 @@ func (r *run) pingpong(ctx context.Context) error {
 	}
 	cpu0 := latency.ProcessCPU()
 	start := time.Now()
-	bound := o.wait()
-	var silent time.Duration
-	for done := false; !done; {
-		if ctx.Err() != nil {
-			r.stopped = &progress{receives: p.Received, elapsed: time.Since(start)}
-			return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Posted)
+	if err := loop.PingPong(ctx, p, o.wait()); err != nil {
+		if o.Events {
+			return toolErr("Failed to get cq_event")
 		}
-		step := loopSlice
-		if bound >= 0 {
-			step = min(step, bound-silent)
-		}
-		if end, ok := ctx.Deadline(); ok {
-			step = min(step, time.Until(end))
-		}
-		step = max(step, 0)
-		before := p.Sent + p.Received
-		if err := loop.PingPong(p, step); err != nil {
-			if o.Events {
-				return toolErr("Failed to get cq_event")
-			}
-			return toolErr(fmt.Sprintf("poll CQ failed %d", -1))
-		}
-		switch p.Stop {
-		case rdma.PingPongDone:
-			done = true
-		case rdma.PingPongPaused:
-			// Silence is counted in whole slices without a completion.
-			if p.Sent+p.Received > before {
-				silent = 0
-				continue
-			}
-			if silent += step; bound >= 0 && silent >= bound {
-				te := &cli.TimeoutError{After: bound, Doing: fmt.Sprintf("waiting for a completion after %d of %d receives and %d sends", p.Received, o.Iters, p.Posted)}
-				return fmt.Errorf("%w: the peer stopped or the path broke", te)
-			}
-		default:
-			return r.loopFailure(p)
-		}
+		return toolErr(fmt.Sprintf("poll CQ failed %d", -1))
+	}
+	switch p.Stop {
+	case rdma.PingPongDone:
+	case rdma.PingPongCancelled:
+		r.stopped = &progress{receives: p.Received, elapsed: time.Since(start)}
+		return fmt.Errorf("%w after %d of %d receives and %d sends", ctx.Err(), p.Received, o.Iters, p.Posted)
+	case rdma.PingPongIdle:
+		te := &cli.TimeoutError{After: o.wait(), Doing: fmt.Sprintf("waiting for a completion after %d of %d receives and %d sends", p.Received, o.Iters, p.Posted)}
+		return fmt.Errorf("%w: the peer stopped or the path broke", te)
+	default:
+		return r.loopFailure(p)
 	}
 	// The tools' clock: from their first sends to their last completion.
 	res := &result{elapsed: time.Duration(p.Ended - p.Began), cpu: latency.ProcessCPU().Sub(cpu0)}
@@ -100,14 +77,6 @@ func (r *run) pingpong(ctx context.Context) error {
 	r.report()
 	return nil
 }
-
-// loopSlice is how long the verbs' loop runs before this side looks at
-// ctx and --timeout again: a cancelled run ends within it, one with a
-// deadline (a probe's) at the deadline. It is longer than waitStep
-// because every return from the loop costs a wake-up of the Go runtime,
-// and with more than one CPU a new thread, on the peer's round trip as
-// well as this side's.
-const loopSlice = time.Second
 
 // spinsBeforeYield is how many empty polls in a row a polling loop with
 // more than one CPU makes, with no system call between two as the tools

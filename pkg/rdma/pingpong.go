@@ -1,6 +1,9 @@
 package rdma
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // PingPong is the measured loop of the ibv_*_pingpong tools: each side
 // keeps one send per QP and RxDepth receives in flight, and sends again on
@@ -8,8 +11,7 @@ import "time"
 // share one CQ, the one that runs the loop. When a receive completion
 // leaves one receive per QP, the loop tops them up after the answer it
 // calls for, where the tools do before: the peer works on the answer
-// meanwhile. The counts live here between calls, so that a caller can stop
-// every so often to look at a context.
+// meanwhile.
 type PingPong struct {
 	QPs []QP
 	// SRQ, when set, takes the receives; else QPs[0] does.
@@ -50,12 +52,13 @@ type PingPong struct {
 	// completion is taken (Stop is PingPongDone).
 	Began, Ended int64
 
-	// The run's state, updated by each call. Sent counts the sends known
+	// The run's state when the call returned. Sent counts the sends known
 	// complete, Posted those posted.
 	Sent, Received, Posted int
-	Started                bool
-	Outstanding            int // receives posted and not yet completed
-	Pending                []uint64
+	// Outstanding is the receives posted and not yet completed: the
+	// caller posts RxDepth before the run.
+	Outstanding int
+	Pending     []uint64
 	// Unsignaled is the sends posted since the last signaled one;
 	// Covering, how many sends the signaled one in flight stands for.
 	Unsignaled, Covering int
@@ -72,8 +75,10 @@ type PingPongStop int
 const (
 	// PingPongDone: Iters sends and receives completed.
 	PingPongDone PingPongStop = iota
-	// PingPongPaused: the call's time slice passed first.
-	PingPongPaused
+	// PingPongIdle: the call's idle bound passed without a completion.
+	PingPongIdle
+	// PingPongCancelled: the call's context was done first.
+	PingPongCancelled
 	// PingPongFailedStatus: WC completed with an error status.
 	PingPongFailedStatus
 	// PingPongUnknownWRID: WC carries an id that is neither SendID nor RecvID.
@@ -88,9 +93,10 @@ const (
 )
 
 // PingPonger is a CQ that runs the ping-pong loop itself, where cheapest:
-// cgoverbs's in C, one call for many round trips. It returns when the loop
-// is done or failed (p.Stop), or once slice has passed; err is a failure
-// of the verbs themselves (polling, waiting).
+// cgoverbs's in C, with no Go code between two round trips. It returns
+// when the loop is done or failed, when ctx is done, or once idle
+// (negative: no bound) passed without a completion (p.Stop says which);
+// err is a failure of the verbs themselves (polling, waiting).
 type PingPonger interface {
-	PingPong(p *PingPong, slice time.Duration) error
+	PingPong(ctx context.Context, p *PingPong, idle time.Duration) error
 }

@@ -116,7 +116,7 @@ func TestRCConnectionCarriesASend(t *testing.T) {
 	if got := s.PeerAddr(); got.Addr() != addr2 || got.Port() == 0 {
 		t.Errorf("server sees the client at %v", got)
 	}
-	if s.Context() == nil || s.Context().(*context).dev.cfg.Name != "rxe0" || c.Context().(*context).dev.cfg.Name != "rxe1" {
+	if s.Context() == nil || s.Context().(*verbsContext).dev.cfg.Name != "rxe0" || c.Context().(*verbsContext).dev.cfg.Name != "rxe1" {
 		t.Error("the ids are not on the devices of their addresses")
 	}
 	sqp, scq, smr := qpOf(t, s)

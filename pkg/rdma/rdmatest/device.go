@@ -126,7 +126,7 @@ func (d *Device) gid(index uint32) (rdma.GIDEntry, bool) {
 func (d *Device) Close() error { return nil }
 
 // VerbsContext is the device's resource factory.
-func (d *Device) VerbsContext() rdma.Context { return &context{dev: d} }
+func (d *Device) VerbsContext() rdma.Context { return &verbsContext{dev: d} }
 
 var (
 	_ rdma.Device      = (*Device)(nil)

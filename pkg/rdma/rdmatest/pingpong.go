@@ -1,6 +1,7 @@
 package rdmatest
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -9,11 +10,14 @@ import (
 
 var _ rdma.PingPonger = (*CQ)(nil)
 
+// pingPongTick is how long the fake's loop sleeps on the CQ before it
+// looks at its context again.
+const pingPongTick = 10 * time.Millisecond
+
 // PingPong runs the tools' loop over the fake's own verbs, to the contract
 // cgoverbs's C loop keeps. Both modes sleep on the CQ: the fake has no
 // CPU of its own to spin on.
-func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
-	deadline := time.Now().Add(slice)
+func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration) error {
 	if len(p.Pending) != len(p.QPs) {
 		p.Pending = make([]uint64, len(p.QPs))
 	}
@@ -24,43 +28,47 @@ func (cq *CQ) PingPong(p *rdma.PingPong, slice time.Duration) error {
 		low = len(p.QPs)
 	}
 	now := func() int64 { return time.Now().UnixNano() }
-	if !p.Started {
-		p.Started = true
-		for i := range p.QPs {
-			p.Pending[i] = p.RecvID
-			if !p.Client {
-				continue
-			}
-			if err := postPingPongSend(p, i); err != nil {
-				p.Stop = rdma.PingPongSendFailed
-				return nil
-			}
+	for i := range p.QPs {
+		p.Pending[i] = p.RecvID
+		if !p.Client {
+			continue
 		}
-		p.Began = now()
-		if p.Stamps != nil {
-			p.Stamps[0] = p.Began
+		if err := postPingPongSend(p, i); err != nil {
+			p.Stop = rdma.PingPongSendFailed
+			return nil
 		}
+	}
+	p.Began = now()
+	if p.Stamps != nil {
+		p.Stamps[0] = p.Began
 	}
 	fail := func(stop rdma.PingPongStop, wc rdma.WC, ne int) error {
 		p.Stop, p.WC, p.Polled = stop, wc, ne
 		return nil
 	}
+	last := time.Now()
 	for p.Received < p.Iters || p.Sent < p.Iters {
-		left := time.Until(deadline)
-		if slice < 0 {
-			left = -1
-		} else if left <= 0 {
-			p.Stop = rdma.PingPongPaused
+		if ctx.Err() != nil {
+			p.Stop = rdma.PingPongCancelled
 			return nil
 		}
-		ne, _, err := cq.Await(wcs, nil, left)
+		step := pingPongTick
+		if idle >= 0 {
+			left := idle - time.Since(last)
+			if left <= 0 {
+				p.Stop = rdma.PingPongIdle
+				return nil
+			}
+			step = min(step, left)
+		}
+		ne, _, err := cq.Await(wcs, nil, step)
 		if errors.Is(err, rdma.ErrTimeout) {
-			p.Stop = rdma.PingPongPaused
-			return nil
+			continue
 		}
 		if err != nil {
 			return err
 		}
+		last = time.Now()
 		for _, wc := range wcs[:ne] {
 			if wc.Status != rdma.WCSuccess {
 				return fail(rdma.PingPongFailedStatus, wc, ne)

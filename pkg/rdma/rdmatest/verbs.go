@@ -8,11 +8,11 @@ import (
 	"github.com/rdmactl/rdmactl/pkg/rdma"
 )
 
-type context struct{ dev *Device }
+type verbsContext struct{ dev *Device }
 
-func (c *context) verb(name string) error { return c.dev.verb(name) }
+func (c *verbsContext) verb(name string) error { return c.dev.verb(name) }
 
-func (c *context) AllocPD() (rdma.PD, error) {
+func (c *verbsContext) AllocPD() (rdma.PD, error) {
 	if err := c.verb("ibv_alloc_pd"); err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ type compChannel struct{}
 
 func (compChannel) Close() error { return nil }
 
-func (c *context) CreateCompChannel() (rdma.CompChannel, error) {
+func (c *verbsContext) CreateCompChannel() (rdma.CompChannel, error) {
 	if err := c.verb("ibv_create_comp_channel"); err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (c *context) CreateCompChannel() (rdma.CompChannel, error) {
 }
 
 // CreateCQ makes a CQ; it can be waited on whether or not ch is given.
-func (c *context) CreateCQ(cqe int, ch rdma.CompChannel) (rdma.CQ, error) {
+func (c *verbsContext) CreateCQ(cqe int, ch rdma.CompChannel) (rdma.CQ, error) {
 	if err := c.verb("ibv_create_cq"); err != nil {
 		return nil, err
 	}
