@@ -1,5 +1,8 @@
+#include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "cverrno.h"
 #include "pingpong.h"
 #include "slice.h"
@@ -94,7 +97,7 @@ static int pp_stopping(struct pp_run *r, struct pp_idle *idle)
 
 // pp_wait returns completions, 0 once the loop must stop (pp_stopping),
 // or -errno. A polling loop looks every CV_POLLS_PER_CLOCK empty polls; a
-// loop with a channel at each tick of its slice timer. With a channel it
+// loop with a channel when the slice signal woke it. With a channel it
 // polls before it arms: after a wake-up the completion is answered first,
 // and the arm (a system call) comes before the next sleep, while the peer
 // works on the answer, instead of between the wake-up and the answer as
@@ -147,17 +150,31 @@ static int pp_fail(struct pp_run *r, int stop, const struct ibv_wc *w, int ne)
 
 static int pp_run(struct pp_run *r);
 
+// pp_sleepers guards each run's sleeper, so that pp_cancel signals a
+// thread only while its loop runs.
+static pthread_mutex_t pp_sleepers = PTHREAD_MUTEX_INITIALIZER;
+
+static void pp_set_sleeper(struct pp_run *r, pid_t tid)
+{
+	pthread_mutex_lock(&pp_sleepers);
+	r->sleeper = tid;
+	pthread_mutex_unlock(&pp_sleepers);
+}
+
 int pp_loop(struct pp_run *r)
 {
 	if (!r->ch)
 		return pp_run(r);
 	timer_t t;
-	int tick = r->idle_ms >= 0 && r->idle_ms < PP_TICK_MS ? r->idle_ms : PP_TICK_MS;
-	int rc = cv_slice_start(&t, tick);
+	int every = r->idle_ms / PP_IDLE_LOOKS;
+	int rc = r->idle_ms >= 0 ? cv_slice_start(&t, every) : cv_slice_arm();
 	if (rc)
 		return rc;
+	pp_set_sleeper(r, (pid_t)syscall(SYS_gettid));
 	rc = pp_run(r);
-	timer_delete(t);
+	pp_set_sleeper(r, 0);
+	if (r->idle_ms >= 0)
+		timer_delete(t);
 	return rc;
 }
 
@@ -169,7 +186,11 @@ void pp_loop_off(void *p)
 
 void pp_cancel(struct pp_run *r)
 {
+	pthread_mutex_lock(&pp_sleepers);
 	__atomic_store_n(&r->cancel, 1, __ATOMIC_RELAXED);
+	if (r->sleeper)
+		cv_slice_signal(r->sleeper);
+	pthread_mutex_unlock(&pp_sleepers);
 }
 
 // pp_run is pp_loop's work.

@@ -20,8 +20,13 @@ import (
 
 var _ rdma.PingPonger = cmCQ{}
 
+// cancelAgain is how often a done context's pp_cancel is repeated until
+// the loop is out: a loop that sleeps can miss one signal.
+const cancelAgain = 10 * time.Millisecond
+
 // PingPong runs the tools' loop in C, the whole run in one cgo call; a
-// done ctx reaches it as a flag it looks at between polls.
+// done ctx reaches it as a flag it looks at between polls, and a signal
+// that wakes it from its sleep on the channel.
 func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration) error {
 	if p.Events && cq.ch == nil {
 		return errors.New("CQ has no completion channel")
@@ -80,12 +85,22 @@ func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duratio
 	r.outstanding = C.int(p.Outstanding)
 	r.idle_ms = timeoutMillis(idle)
 
-	cancelled := make(chan struct{})
+	out, cancelled := make(chan struct{}), make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		C.pp_cancel(r)
-		close(cancelled)
+		defer close(cancelled)
+		again := time.NewTicker(cancelAgain)
+		defer again.Stop()
+		for {
+			C.pp_cancel(r)
+			select {
+			case <-out:
+				return
+			case <-again.C:
+			}
+		}
 	})
 	err := runLoop(C.pp_loop_off, unsafe.Pointer(r))
+	close(out)
 	if !stop() {
 		<-cancelled // r stays allocated until pp_cancel is out
 	}

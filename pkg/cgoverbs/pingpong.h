@@ -5,6 +5,7 @@
 #define RDMACTL_PINGPONG_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 #include "cq.h"
 
@@ -45,6 +46,7 @@ struct pp_run {
 
 	int idle_ms; // the longest wait for a completion, -1: none
 	int cancel; // set by pp_cancel
+	pid_t sleeper; // the thread of a loop with a channel, while it runs
 	int rc; // pp_loop_off's
 	int stop;
 	struct cv_wc wc;
@@ -60,12 +62,15 @@ void pp_loop_off(void *r);
 int pp_loop(struct pp_run *r);
 
 // pp_cancel, from any thread, stops r's loop: a polling loop at its next
-// completion or within CV_POLLS_PER_CLOCK empty polls, one that sleeps
-// within PP_TICK_MS.
+// completion or within CV_POLLS_PER_CLOCK empty polls, one that sleeps on
+// the channel once woken by the signal pp_cancel sends it. A signal that
+// came between the loop's look at the flag and its sleep is lost: call
+// pp_cancel again until the loop is out.
 void pp_cancel(struct pp_run *r);
 
-// How often a loop that sleeps on the completion channel wakes to look at
-// pp_cancel and its idle bound.
-enum { PP_TICK_MS = 100 };
+// How many times per idle bound a loop that sleeps on the channel wakes
+// to look at it. Each wake-up costs the loop about a round trip, so there
+// are none without a bound.
+enum { PP_IDLE_LOOKS = 8 };
 
 #endif

@@ -34,7 +34,7 @@ static struct timespec cv_ms(int ms)
 	return (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
 }
 
-int cv_slice_start(timer_t *t, int every_ms)
+int cv_slice_arm(void)
 {
 	pthread_once(&cv_signal_once, cv_install_slice_signal);
 	if (cv_signal_err)
@@ -45,6 +45,14 @@ int cv_slice_start(timer_t *t, int every_ms)
 	sigaddset(&own, CV_SLICE_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &own, NULL);
 	cv_slice_fired = 0;
+	return 0;
+}
+
+int cv_slice_start(timer_t *t, int every_ms)
+{
+	int rc = cv_slice_arm();
+	if (rc)
+		return rc;
 	struct sigevent sev = {0};
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = CV_SLICE_SIGNAL;
@@ -78,6 +86,11 @@ int cv_coarse_passed(long *deadline, int timeout_ms)
 		res_ms = (res.tv_sec * 1000000000L + res.tv_nsec + 999999) / 1000000;
 	*deadline = cv_coarse_ms() + timeout_ms + res_ms;
 	return 0;
+}
+
+int cv_slice_signal(pid_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), tid, CV_SLICE_SIGNAL) ? -errno : 0;
 }
 
 int cv_slice_take(void)

@@ -9,11 +9,20 @@
 #define RDMACTL_SLICE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
-// cv_slice_start arms a timer that signals this thread every every_ms
-// (at least 1) and clears the flag cv_slice_take reads. 0 or -errno.
+// cv_slice_arm lets the slice signal reach this thread and clears the
+// flag cv_slice_take reads. 0 or -errno.
+int cv_slice_arm(void);
+
+// cv_slice_start is cv_slice_arm and a timer that signals this thread
+// every every_ms (at least 1). 0 or -errno.
 int cv_slice_start(timer_t *t, int every_ms);
+
+// cv_slice_signal sends the slice signal to thread tid of this process,
+// one that called cv_slice_arm. 0 or -errno.
+int cv_slice_signal(pid_t tid);
 
 // cv_slice_take says whether the slice signal reached this thread since
 // cv_slice_start or the last cv_slice_take, and clears the flag.
