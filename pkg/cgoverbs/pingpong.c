@@ -72,15 +72,22 @@ struct pp_idle {
 	long deadline;
 };
 
+// pp_cancelled says whether pp_cancel was called, with r->stop set.
+static int pp_cancelled(struct pp_run *r)
+{
+	if (!__atomic_load_n(&r->cancel, __ATOMIC_RELAXED))
+		return 0;
+	r->stop = PP_CANCELLED;
+	return 1;
+}
+
 // pp_stopping looks at pp_cancel's flag and, when the loop has seen no
 // completion since its last look, at its idle bound; nonzero when the
 // loop must stop, with r->stop set.
 static int pp_stopping(struct pp_run *r, struct pp_idle *idle)
 {
-	if (__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
-		r->stop = PP_CANCELLED;
+	if (pp_cancelled(r))
 		return 1;
-	}
 	if (r->idle_ms < 0)
 		return 0;
 	int seen = r->sent + r->received;
@@ -218,10 +225,8 @@ static int pp_run(struct pp_run *r)
 	while (r->received < r->iters || r->sent < r->iters) {
 		// A peer that keeps answering must not keep the caller from
 		// cancelling: the flag is looked at between batches too.
-		if (__atomic_load_n(&r->cancel, __ATOMIC_RELAXED)) {
-			r->stop = PP_CANCELLED;
+		if (pp_cancelled(r))
 			return 0;
-		}
 		int ne = pp_wait(r, &idle, wc, max);
 		if (ne <= 0)
 			return ne;
