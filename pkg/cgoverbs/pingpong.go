@@ -39,9 +39,7 @@ func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duratio
 		}
 		qps[i] = qp.qp
 	}
-	if len(p.Pending) != len(p.QPs) {
-		p.Pending = make([]uint64, len(p.QPs))
-	}
+	pending := make([]uint64, len(qps))
 	r := (*C.struct_pp_run)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_pp_run{}))))
 	if r == nil {
 		return rdma.Errorf("ping-pong loop", syscall.ENOMEM)
@@ -50,10 +48,10 @@ func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duratio
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(&qps[0])
-	pin.Pin(&p.Pending[0])
+	pin.Pin(&pending[0])
 	r.cq, r.st, r.nqp = cq.cq, cq.st, C.int(len(qps))
 	r.qps = &qps[0]
-	r.pending = (*C.uint64_t)(unsafe.Pointer(&p.Pending[0]))
+	r.pending = (*C.uint64_t)(unsafe.Pointer(&pending[0]))
 	if p.Events {
 		r.ch = cq.ch.ch
 	}
@@ -109,7 +107,7 @@ func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duratio
 	}
 	rc := r.rc
 	p.Sent, p.Received, p.Outstanding = int(r.sent), int(r.received), int(r.outstanding)
-	p.Posted, p.Unsignaled, p.Covering = int(r.posted), int(r.unsignaled), int(r.covering)
+	p.Posted = int(r.posted)
 	p.Began, p.Ended = int64(r.began), int64(r.ended)
 	if rc < 0 {
 		if p.Events {

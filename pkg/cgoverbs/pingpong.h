@@ -41,8 +41,10 @@ struct pp_run {
 	int64_t began, ended; // CLOCK_MONOTONIC ns: first sends posted, done
 
 	int sent, received, outstanding, posted;
-	uint64_t *pending; // nqp
-	int unsignaled, covering; // rdma.PingPong's
+	uint64_t *pending; // nqp: per QP, the wr ids it waits for
+	// sends posted since the last signaled one, and how many the
+	// signaled one in flight stands for
+	int unsignaled, covering;
 
 	int idle_ms; // the longest wait for a completion, -1: none
 	int cancel; // set by pp_cancel

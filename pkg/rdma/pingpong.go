@@ -58,10 +58,6 @@ type PingPong struct {
 	// Outstanding is the receives posted and not yet completed: the
 	// caller posts RxDepth before the run.
 	Outstanding int
-	Pending     []uint64
-	// Unsignaled is the sends posted since the last signaled one;
-	// Covering, how many sends the signaled one in flight stands for.
-	Unsignaled, Covering int
 	// Stop says why the last call returned; on a failure, WC is the
 	// completion that caused it and Polled the size of its batch.
 	Stop   PingPongStop

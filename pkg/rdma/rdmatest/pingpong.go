@@ -18,9 +18,7 @@ const pingPongTick = 10 * time.Millisecond
 // cgoverbs's C loop keeps. Both modes sleep on the CQ: the fake has no
 // CPU of its own to spin on.
 func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration) error {
-	if len(p.Pending) != len(p.QPs) {
-		p.Pending = make([]uint64, len(p.QPs))
-	}
+	r := &pingPongRun{PingPong: p, pending: make([]uint64, len(p.QPs))}
 	wcs := make([]rdma.WC, 2)
 	low := 1
 	if p.SRQ != nil {
@@ -29,11 +27,11 @@ func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration
 	}
 	now := func() int64 { return time.Now().UnixNano() }
 	for i := range p.QPs {
-		p.Pending[i] = p.RecvID
+		r.pending[i] = p.RecvID
 		if !p.Client {
 			continue
 		}
-		if err := postPingPongSend(p, i); err != nil {
+		if err := r.postSend(i); err != nil {
 			p.Stop = rdma.PingPongSendFailed
 			return nil
 		}
@@ -88,7 +86,7 @@ func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration
 			topUp := false
 			switch wc.WRID {
 			case p.SendID:
-				p.Sent += p.Covering
+				p.Sent += r.covering
 			case p.RecvID:
 				if p.Outstanding--; p.Outstanding == low {
 					topUp = true // after the answer, as the C loop does
@@ -102,9 +100,9 @@ func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration
 			default:
 				return fail(rdma.PingPongUnknownWRID, wc, ne)
 			}
-			p.Pending[qi] &^= wc.WRID
-			if p.Posted < p.Iters && p.Pending[qi] == 0 {
-				if err := postPingPongSend(p, qi); err != nil {
+			r.pending[qi] &^= wc.WRID
+			if p.Posted < p.Iters && r.pending[qi] == 0 {
+				if err := r.postSend(qi); err != nil {
 					return fail(rdma.PingPongSendFailed, wc, ne)
 				}
 			}
@@ -118,24 +116,33 @@ func (cq *CQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duration
 	return nil
 }
 
-// postPingPongSend posts QP qi's next send, signaled as the C loop
-// signals it.
-func postPingPongSend(p *rdma.PingPong, qi int) error {
+// pingPongRun is a run's state the caller does not see.
+type pingPongRun struct {
+	*rdma.PingPong
+	pending []uint64 // per QP, the wr ids it waits for
+	// sends posted since the last signaled one, and how many the
+	// signaled one in flight stands for
+	unsignaled, covering int
+}
+
+// postSend posts QP qi's next send, signaled as the C loop signals it.
+func (r *pingPongRun) postSend(qi int) error {
+	p := r.PingPong
 	every := p.SignalEvery
 	if len(p.QPs) > 1 {
 		every = 1
 	}
-	signaled := p.Unsignaled+1 >= every || p.Posted+1 >= p.Iters
+	signaled := r.unsignaled+1 >= every || p.Posted+1 >= p.Iters
 	wr := rdma.SendWR{ID: p.SendID, Op: rdma.WRSend, Signaled: signaled, Inline: p.Inline, Local: p.Send, UD: p.UD}
 	if err := p.QPs[qi].PostSend(wr); err != nil {
 		return err
 	}
 	p.Posted++
-	p.Unsignaled++
-	p.Pending[qi] = p.RecvID
+	r.unsignaled++
+	r.pending[qi] = p.RecvID
 	if signaled {
-		p.Covering, p.Unsignaled = p.Unsignaled, 0
-		p.Pending[qi] |= p.SendID
+		r.covering, r.unsignaled = r.unsignaled, 0
+		r.pending[qi] |= p.SendID
 	}
 	return nil
 }
