@@ -21,7 +21,8 @@ import (
 var _ rdma.PingPonger = cmCQ{}
 
 // cancelAgain is how often a done context's pp_cancel is repeated until
-// the loop is out: a loop that sleeps can miss one signal.
+// a loop that sleeps is out: it can miss one signal. A polling loop sees
+// the flag of the first.
 const cancelAgain = 10 * time.Millisecond
 
 // PingPong runs the tools' loop in C, the whole run in one cgo call; a
@@ -86,14 +87,18 @@ func (cq cmCQ) PingPong(ctx context.Context, p *rdma.PingPong, idle time.Duratio
 	out, cancelled := make(chan struct{}), make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(cancelled)
+		C.pp_cancel(r)
+		if !p.Events {
+			return
+		}
 		again := time.NewTicker(cancelAgain)
 		defer again.Stop()
 		for {
-			C.pp_cancel(r)
 			select {
 			case <-out:
 				return
 			case <-again.C:
+				C.pp_cancel(r)
 			}
 		}
 	})
